@@ -1,0 +1,39 @@
+"""hindsight: long-term memory for AI agents (retain, recall, reflect)."""
+
+from hindsight.bank import Bank
+from hindsight.config import HindsightConfig
+from hindsight.engine import Hindsight
+from hindsight.errors import (
+    BankNotFoundError,
+    ConfigError,
+    ContentTooLargeError,
+    DirectoryLockedError,
+    ExtractionError,
+    HindsightError,
+    InvalidBankIdError,
+    InvalidInputError,
+    LLMError,
+    StoreError,
+    UnitNotFoundError,
+)
+from hindsight.models import (
+    BankProfile,
+    Disposition,
+    Entity,
+    Link,
+    LinkType,
+    MemoryUnit,
+    Message,
+    Network,
+    RetainResult,
+    Source,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Bank", "BankNotFoundError", "BankProfile", "ConfigError", "ContentTooLargeError", "DirectoryLockedError",
+    "Disposition", "Entity", "ExtractionError", "Hindsight", "HindsightConfig", "HindsightError",
+    "InvalidBankIdError", "InvalidInputError", "LLMError", "Link", "LinkType", "MemoryUnit", "Message", "Network",
+    "RetainResult", "Source", "StoreError", "UnitNotFoundError", "__version__",
+]

@@ -1,0 +1,92 @@
+"""The embedder interface and a content-hash cache around any embedder."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+
+class Embedder(ABC):
+    """Maps texts to L2-normalized float32 vectors of a fixed dimension."""
+
+    name: str
+    dim: int
+
+    @abstractmethod
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an array of shape (len(texts), dim), rows L2-normalized."""
+
+
+def embed_hash(model_name: str, text: str) -> str:
+    """Content hash of a text under one model; equal hashes never get embedded twice."""
+    return hashlib.sha256(f"{model_name}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+class CachedEmbedder:
+    """Wraps an embedder with an in-memory LRU and an optional persistent lookup by content hash."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        cache_size: int = 50_000,
+        persistent_lookup: Callable[[list[str]], dict[str, np.ndarray]] | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.name = embedder.name
+        self.dim = embedder.dim
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+        self.persistent_lookup = persistent_lookup
+        self.computed = 0
+        self.cache_hits = 0
+
+    def hash(self, text: str) -> str:
+        return embed_hash(self.name, text)
+
+    def embed(self, texts: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+        """Embed texts, reusing cached vectors; returns (vectors, content hashes)."""
+        hashes = [self.hash(t) for t in texts]
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for h in hashes:
+                vec = self._cache.get(h)
+                if vec is not None:
+                    self._cache.move_to_end(h)
+                    found[h] = vec
+        missing = [h for h in dict.fromkeys(hashes) if h not in found]
+        if missing and self.persistent_lookup is not None:
+            found.update(self.persistent_lookup(missing))
+        todo: dict[str, str] = {}
+        for h, t in zip(hashes, texts, strict=True):
+            if h not in found and h not in todo:
+                todo[h] = t
+        if todo:
+            vectors = self.embedder.embed(list(todo.values()))
+            for h, vec in zip(todo, vectors, strict=True):
+                found[h] = vec
+            self.computed += len(todo)
+        self.cache_hits += len(hashes) - len(todo)
+        self._remember(found)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, h in enumerate(hashes):
+            out[i] = found[h]
+        return out, hashes
+
+    def _remember(self, vectors: dict[str, np.ndarray]) -> None:
+        if self._cache_size == 0:
+            return
+        with self._lock:
+            for h, vec in vectors.items():
+                self._cache[h] = vec
+                self._cache.move_to_end(h)
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)

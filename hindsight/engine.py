@@ -1,0 +1,172 @@
+"""The Hindsight engine: one memory directory holding the database and each bank's index files."""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import shutil
+import threading
+from pathlib import Path
+from typing import IO
+
+from hindsight.bank import Bank, validate_bank_id
+from hindsight.config import HindsightConfig
+from hindsight.embed.base import CachedEmbedder, Embedder
+from hindsight.errors import BankNotFoundError, ConfigError, DirectoryLockedError, StoreClosedError
+from hindsight.index.manager import BankIndexes
+from hindsight.jobs import JobQueue, RetainHook
+from hindsight.llm.base import LLM
+from hindsight.models import BankProfile
+from hindsight.retain.extractor import Extractor
+from hindsight.retain.pipeline import RetainPipeline
+from hindsight.store.base import MemoryStore
+from hindsight.store.sqlite import SQLiteStore
+
+log = logging.getLogger(__name__)
+
+
+def make_extractor(config: HindsightConfig, llm: LLM | None) -> Extractor:
+    """The configured extractor; `llm` needs an LLM instance."""
+    if config.extractor.backend == "nlp":
+        from hindsight.retain.nlp_extractor import NLPExtractor
+
+        return NLPExtractor(config.extractor)
+    if llm is None:
+        raise ConfigError("extractor 'llm' needs an LLM: pass Hindsight(llm=...) or configure an llm backend")
+    from hindsight.retain.llm_extractor import LLMExtractor
+
+    return LLMExtractor(llm, max_retries=config.llm.max_retries)
+
+
+class Hindsight:
+    """Opens (or creates) a memory directory. Use as a context manager, or call close()."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = "./memdir",
+        config: HindsightConfig | str | os.PathLike[str] | None = None,
+        *,
+        llm: LLM | None = None,
+        embedder: Embedder | None = None,
+        store: MemoryStore | None = None,
+    ) -> None:
+        if config is None:
+            config = HindsightConfig()
+        elif not isinstance(config, HindsightConfig):
+            config = HindsightConfig.from_yaml(config)
+        self.config = config
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._lock_file = self._acquire_directory_lock()
+        self.llm = llm
+        self._embedder_override = embedder
+        self._embedder: CachedEmbedder | None = None
+        self._pipeline: RetainPipeline | None = None
+        self._lock = threading.RLock()
+        self._banks: dict[str, Bank] = {}
+        self.jobs = JobQueue()
+        self.store = store or SQLiteStore(self.path / "hindsight.db")
+        self._closed = False
+
+    def _acquire_directory_lock(self) -> IO[str]:
+        """One process per directory: the HNSW index lives in memory and would diverge between processes."""
+        fh = open(self.path / "LOCK", "a+")  # noqa: SIM115 - held open for the engine's lifetime
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "unknown"
+            fh.close()
+            raise DirectoryLockedError(f"memory directory {self.path} is locked by pid {holder}") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        return fh
+
+    # -- lazily built parts ------------------------------------------------------------------
+    @property
+    def embedder(self) -> CachedEmbedder:
+        with self._lock:
+            if self._embedder is None:
+                from hindsight.embed.sentence_transformers import make_embedder
+
+                base = self._embedder_override or make_embedder(self.config.embedder)
+                self._embedder = CachedEmbedder(base, self.config.embedder.cache_size, self.store.lookup_embeddings)
+            return self._embedder
+
+    @property
+    def pipeline(self) -> RetainPipeline:
+        with self._lock:
+            self._check_open()
+            if self._pipeline is None:
+                self._pipeline = RetainPipeline(
+                    self.config, self.store, self.embedder, make_extractor(self.config, self.llm), self.jobs
+                )
+            return self._pipeline
+
+    def _open_indexes(self, bank_id: str) -> BankIndexes:
+        return BankIndexes(self.store, bank_id, self.path / "banks" / bank_id, self.embedder.dim, self.config.store)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreClosedError("this Hindsight instance is closed")
+
+    # -- banks -------------------------------------------------------------------------------
+    def bank(self, bank_id: str, create: bool = True) -> Bank:
+        """Get a bank, creating it unless create=False (then a missing bank is BankNotFoundError)."""
+        validate_bank_id(bank_id)
+        with self._lock:
+            self._check_open()
+            if bank_id not in self._banks:
+                if self.store.get_profile(bank_id) is None:
+                    if not create:
+                        raise BankNotFoundError(f"no bank {bank_id!r}")
+                    self.store.create_bank(bank_id, BankProfile())
+                self._banks[bank_id] = Bank(self, bank_id)
+            return self._banks[bank_id]
+
+    def banks(self) -> list[str]:
+        return self.store.list_banks()
+
+    def delete_bank(self, bank_id: str) -> None:
+        """Remove every row and file of a bank."""
+        validate_bank_id(bank_id)
+        with self._lock:
+            self._check_open()
+            bank = self._banks.pop(bank_id, None)
+            if bank is not None:
+                bank.close()
+            if self.store.get_profile(bank_id) is None:
+                raise BankNotFoundError(f"no bank {bank_id!r}")
+            self.store.delete_bank(bank_id)
+            shutil.rmtree(self.path / "banks" / bank_id, ignore_errors=True)
+
+    # -- background work ---------------------------------------------------------------------
+    def add_retain_hook(self, hook: RetainHook) -> None:
+        """Run `hook(event)` in the background after every retain that changed something."""
+        self.jobs.add_hook(hook)
+
+    def drain(self) -> None:
+        """Wait until all background work queued by retain has run."""
+        self.jobs.drain()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self.jobs.close()
+            for bank in self._banks.values():
+                bank.close()
+            self._banks.clear()
+            self.store.close()
+            self._closed = True
+            self._lock_file.close()
+
+    def __enter__(self) -> Hindsight:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,59 @@
+"""Typed errors raised by hindsight. Every public failure is a HindsightError subclass."""
+
+from __future__ import annotations
+
+
+class HindsightError(Exception):
+    """Base class of every error hindsight raises on purpose."""
+
+
+class InvalidInputError(HindsightError, ValueError):
+    """Content, a date, an id or an argument is not acceptable; nothing was changed."""
+
+
+class ContentTooLargeError(InvalidInputError):
+    """Content exceeds the configured size limit."""
+
+
+class InvalidBankIdError(InvalidInputError):
+    """A bank id has characters outside the allowed set or a bad length."""
+
+
+class BankNotFoundError(HindsightError, KeyError):
+    """The bank does not exist."""
+
+
+class UnitNotFoundError(HindsightError, KeyError):
+    """The memory unit does not exist in this bank."""
+
+
+class ConfigError(HindsightError, ValueError):
+    """The configuration file or object is invalid."""
+
+
+class StoreError(HindsightError):
+    """The storage backend failed; the transaction was rolled back."""
+
+
+class StoreClosedError(StoreError):
+    """The engine or store was used after close()."""
+
+
+class LLMError(HindsightError):
+    """An LLM call failed after its retries, or returned unusable output."""
+
+
+class LLMNotConfiguredError(LLMError):
+    """An operation needs an LLM but none is configured."""
+
+
+class ExtractionError(HindsightError):
+    """Fact extraction failed for a document; names the document."""
+
+    def __init__(self, message: str, document_id: str | None = None) -> None:
+        super().__init__(f"{message} (document {document_id})" if document_id else message)
+        self.document_id = document_id
+
+
+class DirectoryLockedError(HindsightError):
+    """Another process holds the memory directory open."""

@@ -1,0 +1,59 @@
+"""Interfaces of the derived indexes. Both are rebuilt from the store when missing or corrupt."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+from hindsight.store.base import IndexedUnit
+
+
+@dataclass
+class IndexHit:
+    label: int
+    score: float
+
+
+class DerivedIndex(ABC):
+    """An index derived from the store's change log; `watermark` is the last change it holds."""
+
+    watermark: int = 0
+
+    @abstractmethod
+    def load(self) -> bool:
+        """Open persisted state; False when it is missing or corrupt (the caller rebuilds)."""
+
+    @abstractmethod
+    def reset(self) -> None:
+        """Drop all content (before a rebuild)."""
+
+    @abstractmethod
+    def add_units(self, units: list[IndexedUnit], watermark: int) -> None:
+        """Insert or replace units; the watermark moves to `watermark`."""
+
+    @abstractmethod
+    def remove(self, labels: list[int], watermark: int) -> None: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+
+class VectorIndex(DerivedIndex):
+    @abstractmethod
+    def search(self, vector: np.ndarray, k: int) -> list[IndexHit]:
+        """Nearest labels by cosine similarity, best first."""
+
+    @abstractmethod
+    def save(self) -> None:
+        """Persist a snapshot atomically."""
+
+    @abstractmethod
+    def __len__(self) -> int: ...
+
+
+class LexicalIndex(DerivedIndex):
+    @abstractmethod
+    def search(self, query: str, k: int) -> list[IndexHit]:
+        """BM25-ranked labels for free text (never interpreted as query syntax), best first."""

@@ -1,0 +1,126 @@
+"""BM25 lexical index in an SQLite FTS5 file of its own; the watermark commits with the rows."""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import threading
+from pathlib import Path
+
+from hindsight.index.base import IndexHit, LexicalIndex
+from hindsight.store.base import IndexedUnit
+
+log = logging.getLogger(__name__)
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+# Function words carry no topical signal and make OR-queries match everything.
+_STOPWORDS = frozenset(
+    [
+    'a', 'about', 'above', 'after', 'again', 'against', 'all', 'am', 'an', 'and', 'any', 'are', 'as', 'at',
+    'be', 'because', 'been', 'before', 'being', 'below', 'between', 'both', 'but', 'by', 'can', 'could', 'did',
+    'do', 'does', 'doing', 'down', 'during', 'each', 'few', 'for', 'from', 'further', 'had', 'has', 'have',
+    'having', 'he', 'her', 'here', 'hers', 'herself', 'him', 'himself', 'his', 'how', 'i', 'if', 'in', 'into',
+    'is', 'it', 'its', 'itself', 'just', 'me', 'more', 'most', 'my', 'myself', 'no', 'nor', 'not', 'now', 'of',
+    'off', 'on', 'once', 'only', 'or', 'other', 'our', 'ours', 'ourselves', 'out', 'over', 'own', 'same', 'she',
+    'should', 'so', 'some', 'such', 'than', 'that', 'the', 'their', 'theirs', 'them', 'themselves', 'then',
+    'there', 'these', 'they', 'this', 'those', 'through', 'to', 'too', 'under', 'until', 'up', 'very', 'was',
+    'we', 'were', 'what', 'when', 'where', 'which', 'while', 'who', 'whom', 'why', 'will', 'with', 'would',
+    'you', 'your', 'yours', 'yourself', 'yourselves',
+]
+)
+_MAX_QUERY_TERMS = 32
+
+
+def query_terms(text: str) -> list[str]:
+    """The searchable terms of free text: lower-cased words minus stopwords, deduplicated, in order."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        if word not in _STOPWORDS and word not in seen:
+            seen[word] = None
+    return list(seen)[:_MAX_QUERY_TERMS]
+
+
+class Fts5Index(LexicalIndex):
+    """One FTS5 table keyed by unit label, in `lexical.db`."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self.path = directory / "lexical.db"
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self.watermark = 0
+
+    def _open(self) -> sqlite3.Connection:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')"
+        )
+        conn.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+        return conn
+
+    def load(self) -> bool:
+        existed = self.path.exists()
+        try:
+            conn = self._open()
+            row = conn.execute("SELECT value FROM meta WHERE key='watermark'").fetchone()
+            conn.execute("SELECT count(*) FROM fts").fetchone()
+        except sqlite3.DatabaseError as exc:
+            log.warning("lexical index %s is unreadable (%s); rebuilding", self.path, exc)
+            return False
+        with self._lock:
+            self._conn = conn
+            self.watermark = int(row[0]) if row else 0
+        return existed
+
+    def reset(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            self._conn = self._open()
+            self.watermark = 0
+
+    def _write(self, sql: str, rows: list[tuple[object, ...]], watermark: int) -> None:
+        with self._lock:
+            assert self._conn is not None, "load() or reset() first"
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(sql, rows)
+                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('watermark', ?)", (watermark,))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            self.watermark = max(self.watermark, watermark)
+
+    def add_units(self, units: list[IndexedUnit], watermark: int) -> None:
+        rows: list[tuple[object, ...]] = [(u.label, u.text) for u in units]
+        self._write("INSERT OR REPLACE INTO fts(rowid, text) VALUES(?, ?)", rows, watermark)
+
+    def remove(self, labels: list[int], watermark: int) -> None:
+        self._write("DELETE FROM fts WHERE rowid=?", [(x,) for x in labels], watermark)
+
+    def search(self, query: str, k: int) -> list[IndexHit]:
+        terms = query_terms(query)
+        if not terms or k <= 0:
+            return []
+        # Every term is quoted, so user text is never parsed as FTS5 syntax.
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        with self._lock:
+            assert self._conn is not None, "load() or reset() first"
+            rows = self._conn.execute(
+                "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?", (match, k)
+            ).fetchall()
+        return [IndexHit(int(r[0]), float(-r[1])) for r in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

@@ -1,0 +1,213 @@
+"""Typed data that crosses module boundaries: profiles, messages, units, entities and links."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class Network(str, Enum):
+    """The four memory networks of the paper."""
+
+    WORLD = "world"
+    EXPERIENCE = "experience"
+    OPINION = "opinion"
+    OBSERVATION = "observation"
+
+
+class LinkType(str, Enum):
+    ENTITY = "entity"
+    TEMPORAL = "temporal"
+    SEMANTIC = "semantic"
+    CAUSAL = "causal"
+
+
+class CausalKind(str, Enum):
+    CAUSES = "causes"
+    CAUSED_BY = "caused_by"
+    ENABLES = "enables"
+    PREVENTS = "prevents"
+
+
+def as_utc(value: datetime) -> datetime:
+    """Return an aware UTC datetime; naive values are taken to be UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+class Disposition(BaseModel):
+    """Personality traits 1..5 and how strongly they bias answers (0..1)."""
+
+    model_config = ConfigDict(frozen=True)
+    skepticism: int = Field(3, ge=1, le=5)
+    literalism: int = Field(3, ge=1, le=5)
+    empathy: int = Field(3, ge=1, le=5)
+    bias: float = Field(0.2, ge=0.0, le=1.0)
+
+
+class BankProfile(BaseModel):
+    """A bank's identity: name, first-person background and disposition."""
+
+    name: str = ""
+    background: str = ""
+    disposition: Disposition = Field(default_factory=Disposition)
+
+
+class Message(BaseModel):
+    """One conversation turn. Give `role` (user/assistant/...) or a `speaker` name, or both."""
+
+    content: str
+    role: str | None = None
+    speaker: str | None = None
+    timestamp: datetime | None = None
+    id: str | None = None
+
+    @model_validator(mode="after")
+    def _needs_author(self) -> Message:
+        if not (self.role or self.speaker):
+            raise ValueError("a message needs a role or a speaker")
+        return self
+
+    @property
+    def author(self) -> str:
+        return (self.speaker or self.role or "").strip()
+
+
+class Turn(BaseModel):
+    """A normalized piece of retained content: one message, or one paragraph of plain text."""
+
+    index: int
+    turn_id: str
+    speaker: str | None
+    role: str | None
+    text: str
+    timestamp: datetime
+    char_start: int | None = None
+    char_end: int | None = None
+
+
+class Document(BaseModel):
+    """The normalized input of one retain call, handed to an extractor."""
+
+    document_id: str
+    turns: list[Turn]
+    context: str | None = None
+    timestamp: datetime
+
+
+class Source(BaseModel):
+    """Where a unit came from: the document and the turns or character span."""
+
+    document_id: str
+    turn_ids: list[str] = Field(default_factory=list)
+    char_start: int | None = None
+    char_end: int | None = None
+
+
+class EntityMention(BaseModel):
+    """A surface mention of an entity, before resolution."""
+
+    text: str
+    label: str = "ENTITY"
+
+
+class CausalRelation(BaseModel):
+    """A causal link from this fact to an earlier fact of the same extraction (by index)."""
+
+    target_index: int = Field(ge=0)
+    kind: CausalKind = CausalKind.CAUSED_BY
+    strength: float = Field(1.0, ge=0.0, le=1.0)
+
+
+class ExtractedFact(BaseModel):
+    """An extractor's output: a narrative fact with time, entities and provenance, not yet stored."""
+
+    text: str
+    network: Network = Network.WORLD
+    occurred_start: datetime | None = None
+    occurred_end: datetime | None = None
+    mentioned_at: datetime
+    entities: list[EntityMention] = Field(default_factory=list)
+    causal: list[CausalRelation] = Field(default_factory=list)
+    source: Source
+    confidence: float | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("occurred_start", "occurred_end", "mentioned_at")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        return as_utc(value) if value is not None else None
+
+
+class MemoryUnit(BaseModel):
+    """A stored memory unit."""
+
+    id: str
+    bank_id: str
+    text: str
+    network: Network
+    occurred_start: datetime | None
+    occurred_end: datetime | None
+    mentioned_at: datetime
+    confidence: float | None = None
+    entities: list[str] = Field(default_factory=list)
+    source: Source
+    context: str | None = None
+    content_hash: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime
+
+
+class EntityAlias(BaseModel):
+    """A surface form merged into an entity, with the resolution score that merged it."""
+
+    alias: str
+    score: float
+
+
+class Entity(BaseModel):
+    """A canonical entity of a bank."""
+
+    id: str
+    bank_id: str
+    name: str
+    label: str
+    aliases: list[EntityAlias] = Field(default_factory=list)
+    mention_count: int = 0
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+
+
+class Link(BaseModel):
+    """A typed, weighted edge between two units."""
+
+    src: str
+    dst: str
+    type: LinkType
+    weight: float = Field(ge=0.0, le=1.0)
+    subtype: str | None = None
+
+
+class RetainResult(BaseModel):
+    """What one retain call did."""
+
+    document_id: str
+    units: list[MemoryUnit]
+    created: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    pending_jobs: int = 0
+
+
+class BankStats(BaseModel):
+    """Counts of one bank's contents."""
+
+    bank_id: str
+    units: dict[str, int]
+    entities: int
+    links: dict[str, int]
+    documents: int

@@ -1,0 +1,113 @@
+"""Offline extractor: exchanges (turn windows) become narrative units with speakers, dates and entities."""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import datetime, timedelta
+
+from hindsight.config import ExtractorConfig
+from hindsight.models import (
+    CausalKind,
+    CausalRelation,
+    Document,
+    EntityMention,
+    ExtractedFact,
+    Network,
+    Source,
+    Turn,
+)
+from hindsight.retain.extractor import Extractor
+from hindsight.retain.ner import SpacyNER
+from hindsight.retain.temporal import find_time_expressions
+
+log = logging.getLogger(__name__)
+
+# A turn opening with one of these states a consequence of what came just before it.
+_CAUSAL_CUE = re.compile(
+    r"^(?:so|that'?s why|that is why|because of (?:that|this)|as a result|therefore|thus|which is why|"
+    r"this is why|due to (?:that|this)|thanks to (?:that|this))\b",
+    re.IGNORECASE,
+)
+_ASSISTANT_ROLES = frozenset({"assistant", "agent", "ai", "bot", "system"})
+
+
+def _day(value: datetime) -> tuple[datetime, datetime]:
+    start = value.replace(hour=0, minute=0, second=0, microsecond=0)
+    return start, start + timedelta(days=1) - timedelta(microseconds=1)
+
+
+class NLPExtractor(Extractor):
+    """Groups consecutive same-day turns into windows of `window_turns`; no LLM involved."""
+
+    name = "nlp"
+
+    def __init__(self, config: ExtractorConfig) -> None:
+        self.config = config
+        self.ner = SpacyNER(config.ner_labels)
+
+    def windows(self, turns: list[Turn]) -> list[list[Turn]]:
+        """Consecutive turns, at most window_turns per window, never crossing a day boundary."""
+        out: list[list[Turn]] = []
+        for turn in turns:
+            current = out[-1] if out else None
+            if (
+                current is not None
+                and len(current) < self.config.window_turns
+                and current[-1].timestamp.date() == turn.timestamp.date()
+                and sum(len(t.text) for t in current) + len(turn.text) <= self.config.max_unit_chars
+            ):
+                current.append(turn)
+            else:
+                out.append([turn])
+        return out
+
+    def extract(self, document: Document) -> list[ExtractedFact]:
+        turns = document.turns
+        mentions = self.ner.mentions([t.text for t in turns])
+        by_index = {t.index: m for t, m in zip(turns, mentions, strict=True)}
+        facts: list[ExtractedFact] = []
+        for window in self.windows(turns):
+            facts.append(self._fact(document, window, [m for t in window for m in by_index[t.index]], len(facts)))
+        return facts
+
+    def _fact(self, document: Document, window: list[Turn], found: list[EntityMention], index: int) -> ExtractedFact:
+        text = "\n".join(f"{t.speaker or t.role}: {t.text}" if (t.speaker or t.role) else t.text for t in window)
+        said = window[-1].timestamp
+        spans = [s for t in window for s in find_time_expressions(t.text, t.timestamp)]
+        if spans:
+            start, end, time_source = spans[0].start, spans[0].end, "expression"
+        else:
+            (start, end), time_source = _day(said), "mention"
+        entities: dict[str, EntityMention] = {}
+        for t in window:
+            if t.speaker:
+                entities.setdefault(t.speaker.lower(), EntityMention(text=t.speaker, label="PERSON"))
+        for m in found:
+            entities.setdefault(m.text.lower(), m)
+        roles = {(t.role or "").lower() for t in window}
+        network = Network.EXPERIENCE if roles and roles <= _ASSISTANT_ROLES else Network.WORLD
+        causal = []
+        if self.config.causal_cues and index > 0 and _CAUSAL_CUE.match(window[0].text):
+            causal.append(CausalRelation(target_index=index - 1, kind=CausalKind.CAUSED_BY,
+                                         strength=self.config.causal_cue_strength))
+        first, last = window[0], window[-1]
+        # Character spans are exact only within one message, or across chunks of one plain text.
+        spanned = first.char_start is not None and last.char_end is not None
+        contiguous = spanned and (first.turn_id == last.turn_id or first.speaker is None)
+        return ExtractedFact(
+            text=text,
+            network=network,
+            occurred_start=start,
+            occurred_end=end,
+            mentioned_at=said,
+            entities=list(entities.values()),
+            causal=causal,
+            source=Source(
+                document_id=document.document_id,
+                turn_ids=list(dict.fromkeys(t.turn_id for t in window)),
+                char_start=first.char_start if contiguous else None,
+                char_end=last.char_end if contiguous else None,
+            ),
+            metadata={"time_source": time_source},
+        )

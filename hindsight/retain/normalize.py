@@ -1,0 +1,160 @@
+"""Validate retain input and normalize it into a Document of turns; private spans never get past here."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from pydantic import ValidationError
+
+from hindsight.config import LimitsConfig
+from hindsight.errors import ContentTooLargeError, InvalidInputError
+from hindsight.models import Document, Message, Turn, as_utc
+
+log = logging.getLogger(__name__)
+
+_PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
+_CLOSE_TAG = re.compile(r"</private>", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_DOC_ID = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
+
+
+def strip_private(text: str) -> str:
+    """Blank out <private>...</private> spans (an unclosed tag hides the rest), keeping offsets stable."""
+    if "<" not in text:
+        return text
+    out = _PRIVATE.sub(lambda m: " " * len(m.group(0)), text)
+    return _CLOSE_TAG.sub(lambda m: " " * len(m.group(0)), out)
+
+
+def clean_text(text: str) -> str:
+    """Make text safe to store: no control characters or lone surrogates; whitespace runs collapsed."""
+    text = _CONTROL.sub(" ", text)
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    return " ".join(text.split())
+
+
+def parse_time(value: Any, what: str) -> datetime | None:
+    """Accept a datetime or an ISO string (naive = UTC); anything else is an InvalidInputError."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError as exc:
+            raise InvalidInputError(f"{what} is not an ISO date: {value[:64]!r}") from exc
+    if not isinstance(value, datetime):
+        raise InvalidInputError(f"{what} must be a datetime or ISO string, got {type(value).__name__}")
+    try:
+        return as_utc(value)
+    except (OverflowError, ValueError) as exc:
+        raise InvalidInputError(f"{what} is out of range: {value!r}") from exc
+
+
+def validate_document_id(document_id: Any) -> str | None:
+    if document_id is None:
+        return None
+    if not isinstance(document_id, str) or not _DOC_ID.match(document_id) or not document_id.strip():
+        raise InvalidInputError("document_id must be 1-256 printable characters")
+    return document_id
+
+
+def _split(text: str, limit: int) -> list[tuple[int, int]]:
+    """Spans of at most `limit` characters, cut at sentence ends where possible."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while len(text) - start > limit:
+        window = text[start : start + limit]
+        cuts = [m.end() for m in _SENTENCE_END.finditer(window) if m.end() > limit // 3]
+        cut = cuts[-1] if cuts else (window.rfind(" ") + 1 or limit)
+        spans.append((start, start + cut))
+        start += cut
+    spans.append((start, len(text)))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+def _coerce_messages(content: Sequence[Any]) -> list[Message]:
+    messages = []
+    for i, item in enumerate(content):
+        try:
+            messages.append(item if isinstance(item, Message) else Message.model_validate(item))
+        except ValidationError as exc:
+            raise InvalidInputError(f"message {i} is invalid: {exc.errors()[0]['msg']}") from exc
+    return messages
+
+
+def _check_sizes(texts: list[str], limits: LimitsConfig) -> None:
+    if len(texts) > limits.max_messages:
+        raise ContentTooLargeError(f"{len(texts)} messages exceed the limit of {limits.max_messages}")
+    total = 0
+    for text in texts:
+        if len(text) > limits.max_message_chars:
+            raise ContentTooLargeError(
+                f"a message of {len(text):,} characters exceeds the limit of {limits.max_message_chars:,}"
+            )
+        total += len(text)
+    if total > limits.max_content_chars:
+        raise ContentTooLargeError(f"content of {total:,} characters exceeds the limit of {limits.max_content_chars:,}")
+
+
+def normalize(
+    content: Any,
+    *,
+    timestamp: Any,
+    context: Any,
+    document_id: Any,
+    limits: LimitsConfig,
+    max_unit_chars: int,
+) -> Document:
+    """Turn retain arguments into a Document, or raise InvalidInputError without side effects."""
+    default_time = parse_time(timestamp, "timestamp") or datetime.now(timezone.utc)
+    doc_id = validate_document_id(document_id)
+    if context is not None and not isinstance(context, str):
+        raise InvalidInputError(f"context must be a string, got {type(context).__name__}")
+    ctx = clean_text(strip_private(context)) or None if context else None
+    if isinstance(content, str):
+        _check_sizes([content], limits)
+        if not content.strip():
+            raise InvalidInputError("content is empty")
+        text = strip_private(content)
+        turns = [
+            Turn(index=i, turn_id=f"c{i}", speaker=None, role=None, text=clean_text(text[a:b]),
+                 timestamp=default_time, char_start=a, char_end=b)
+            for i, (a, b) in enumerate(_split(text, max_unit_chars))
+        ]
+    elif isinstance(content, (list, tuple)):
+        messages = _coerce_messages(content)
+        _check_sizes([m.content for m in messages], limits)
+        if not messages or not any(m.content.strip() for m in messages):
+            raise InvalidInputError("content has no non-empty message")
+        turns = []
+        for i, m in enumerate(messages):
+            when = parse_time(m.timestamp, f"message {i} timestamp") or default_time
+            text = strip_private(m.content)
+            spans = _split(text, max_unit_chars)
+            for a, b in spans:
+                turns.append(Turn(
+                    index=len(turns), turn_id=m.id or f"t{i}", speaker=clean_text(m.speaker or "") or None,
+                    role=clean_text(m.role or "") or None, text=clean_text(text[a:b]), timestamp=when,
+                    char_start=a if len(spans) > 1 else None, char_end=b if len(spans) > 1 else None,
+                ))
+    else:
+        raise InvalidInputError(f"content must be a str or a list of messages, got {type(content).__name__}")
+    turns = [t for t in turns if t.text]
+    if not turns:
+        log.info("retain: nothing left after removing private spans")
+    digest = content_hash(turns, ctx)
+    return Document(document_id=doc_id or f"doc-{digest[:24]}", turns=turns, context=ctx, timestamp=default_time)
+
+
+def content_hash(turns: list[Turn], context: str | None) -> str:
+    """Hash of what is stored of a document; equal hashes mean re-retaining changes nothing."""
+    h = hashlib.sha256((context or "").encode())
+    for t in turns:
+        h.update(f"\x1e{t.turn_id}\x1f{t.speaker}\x1f{t.role}\x1f{t.timestamp.isoformat()}\x1f{t.text}".encode())
+    return h.hexdigest()

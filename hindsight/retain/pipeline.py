@@ -1,0 +1,151 @@
+"""The retain pipeline: normalize, extract, embed, resolve entities, link, and commit in one transaction."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from hindsight.config import HindsightConfig
+from hindsight.embed.base import CachedEmbedder
+from hindsight.index.manager import BankIndexes
+from hindsight.jobs import JobQueue, RetainEvent
+from hindsight.models import ExtractedFact, MemoryUnit, RetainResult
+from hindsight.retain.entities import EntityResolver
+from hindsight.retain.extractor import Extractor
+from hindsight.retain.links import CausalTarget, LinkBuilder, LinkInput
+from hindsight.retain.normalize import content_hash, normalize
+from hindsight.retain.resolve import resolve_entities
+from hindsight.retain.temporal import format_date
+from hindsight.store.base import DocumentRecord, MemoryStore, NewUnit, WriteBatch
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BankHandle:
+    """The per-bank state the pipeline writes through."""
+
+    bank_id: str
+    indexes: BankIndexes
+    lock: threading.RLock
+
+
+def describe_time(fact: ExtractedFact) -> str:
+    """The human-readable time reference appended to embedded text."""
+    said = format_date(fact.mentioned_at)
+    start, end = fact.occurred_start, fact.occurred_end
+    if start is None or fact.metadata.get("time_source") == "mention":
+        return f"on {said}"
+    about = format_date(start) if end is None or end.date() == start.date() else (
+        f"{format_date(start)} to {format_date(end)}"
+    )
+    return f"on {said}" if about == said else f"on {said}, about {about}"
+
+
+def embed_text(fact: ExtractedFact) -> str:
+    date = format_date(fact.occurred_start or fact.mentioned_at)
+    return fact.text if date in fact.text else f"{fact.text} ({describe_time(fact)})"
+
+
+def unit_hash(fact: ExtractedFact, text_for_embedding: str) -> str:
+    key = "\x1f".join([fact.network.value, text_for_embedding, ",".join(fact.source.turn_ids),
+                       str(fact.source.char_start), str(fact.source.char_end)])
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class RetainPipeline:
+    """Runs retain for any bank; extraction and embedding happen outside the bank's write lock."""
+
+    def __init__(
+        self,
+        config: HindsightConfig,
+        store: MemoryStore,
+        embedder: CachedEmbedder,
+        extractor: Extractor,
+        jobs: JobQueue,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.embedder = embedder
+        self.extractor = extractor
+        self.jobs = jobs
+        self.resolver = EntityResolver(config.entities)
+        self.links = LinkBuilder(store, config.links)
+
+    def retain(
+        self, bank: BankHandle, content: Any, *, timestamp: Any = None, context: Any = None, document_id: Any = None
+    ) -> RetainResult:
+        doc = normalize(
+            content, timestamp=timestamp, context=context, document_id=document_id, limits=self.config.limits,
+            max_unit_chars=self.config.extractor.max_unit_chars,
+        )
+        digest = content_hash(doc.turns, doc.context)
+        unchanged = self._unchanged(bank.bank_id, doc.document_id, digest)
+        if unchanged is not None:
+            return unchanged
+        facts = self.extractor.extract(doc) if doc.turns else []
+        texts = [embed_text(f) for f in facts]
+        hashes = [unit_hash(f, t) for f, t in zip(facts, texts, strict=True)]
+        existing = {u.content_hash: u for u in self.store.document_units(bank.bank_id, doc.document_id)}
+        new_idx = [i for i, h in enumerate(hashes) if h not in existing]
+        vectors, embed_hashes = self.embedder.embed([texts[i] for i in new_idx])
+        with bank.lock:
+            again = self._unchanged(bank.bank_id, doc.document_id, digest)
+            if again is not None:  # an identical concurrent retain won the race
+                return again
+            existing = {u.content_hash: u for u in self.store.document_units(bank.bank_id, doc.document_id)}
+            kept = {h: existing[h] for h in hashes if h in existing}
+            removed = [u.id for h, u in existing.items() if h not in kept]
+            now = datetime.now(timezone.utc)
+            unit_ids = [kept[h].id if h in kept else uuid.uuid4().hex for h in hashes]
+            new_facts = [facts[i] for i in new_idx]
+            resolved = resolve_entities(self.store, self.resolver, bank.bank_id, new_facts)
+            new_units: list[NewUnit] = []
+            link_inputs: list[LinkInput] = []
+            for j, i in enumerate(new_idx):
+                f = facts[i]
+                unit = MemoryUnit(
+                    id=unit_ids[i], bank_id=bank.bank_id, text=f.text, network=f.network,
+                    occurred_start=f.occurred_start, occurred_end=f.occurred_end, mentioned_at=f.mentioned_at,
+                    confidence=f.confidence, entities=resolved.names[j], source=f.source, context=doc.context,
+                    content_hash=hashes[i], metadata=f.metadata, created_at=now,
+                )
+                new_units.append(NewUnit(unit, texts[i], embed_hashes[j], vectors[j], resolved.ids[j]))
+                start, end = f.occurred_start or f.mentioned_at, f.occurred_end or f.mentioned_at
+                link_inputs.append(LinkInput(
+                    unit_id=unit.id, embedding=vectors[j], t_mid=(start.timestamp() + end.timestamp()) / 2,
+                    entity_ids=resolved.ids[j],
+                    causal=[CausalTarget(unit_ids[r.target_index], r.kind, r.strength)
+                            for r in f.causal if r.target_index < len(unit_ids)],
+                ))
+            batch = WriteBatch(
+                document=DocumentRecord(doc.document_id, digest, doc.context, now),
+                add_units=new_units, delete_unit_ids=removed, entities=resolved.writes,
+                links=self.links.build(bank.bank_id, link_inputs, bank.indexes),
+            )
+            self.store.apply(bank.bank_id, batch)
+            bank.indexes.sync()
+        units = [u.unit for u in new_units]
+        by_id = {u.id: u for u in [*kept.values(), *units]}
+        pending = self.jobs.submit(RetainEvent(
+            bank_id=bank.bank_id, document_id=doc.document_id, unit_ids=[u.id for u in units],
+            entity_ids=[w.entity.id for w in resolved.writes], removed_unit_ids=removed,
+        ))
+        log.debug("retained %s into %s: %d new, %d kept, %d removed", doc.document_id, bank.bank_id,
+                  len(units), len(kept), len(removed))
+        return RetainResult(
+            document_id=doc.document_id, units=[by_id[i] for i in dict.fromkeys(unit_ids)], created=len(units),
+            unchanged=len(kept), removed=len(removed), pending_jobs=pending,
+        )
+
+    def _unchanged(self, bank_id: str, document_id: str, digest: str) -> RetainResult | None:
+        record = self.store.get_document(bank_id, document_id)
+        if record is None or record.content_hash != digest:
+            return None
+        units = self.store.document_units(bank_id, document_id)
+        return RetainResult(document_id=document_id, units=units, unchanged=len(units))

@@ -1,0 +1,87 @@
+"""Resolve the entity mentions of new facts against a bank's entities (and each other)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from hindsight.models import Entity, EntityAlias, ExtractedFact
+from hindsight.retain.entities import EntityCandidate, EntityResolver, blocking_keys, normalize_name
+from hindsight.store.base import EntityWrite, MemoryStore
+
+_COOCCURRENCE_UNITS = 50  # recent units per candidate used for the co-occurrence signal
+
+
+@dataclass
+class ResolvedEntities:
+    """Entity writes for the store, and each fact's canonical entity ids and names."""
+
+    writes: list[EntityWrite]
+    ids: list[list[str]] = field(default_factory=list)
+    names: list[list[str]] = field(default_factory=list)
+
+
+def resolve_entities(
+    store: MemoryStore, resolver: EntityResolver, bank_id: str, facts: list[ExtractedFact]
+) -> ResolvedEntities:
+    """Map every mention to an existing or new entity; entities created earlier in the batch are candidates too."""
+    writes: dict[str, EntityWrite] = {}
+    batch_candidates: dict[str, EntityCandidate] = {}
+    result = ResolvedEntities(writes=[])
+    for fact in facts:
+        when = fact.occurred_start or fact.mentioned_at
+        context_all = {normalize_name(m.text) for m in fact.entities}
+        ids: list[str] = []
+        names: list[str] = []
+        for mention in fact.entities:
+            keys = blocking_keys(mention.text)
+            if not keys:
+                continue
+            candidates = {c.id: c for c in store.entity_candidates(bank_id, keys, _COOCCURRENCE_UNITS)}
+            for cand in batch_candidates.values():
+                if keys & blocking_keys(cand.name) or any(keys & blocking_keys(a) for a in cand.aliases):
+                    candidates[cand.id] = cand
+            context = context_all - {normalize_name(mention.text)}
+            res = resolver.resolve(mention, when, context, list(candidates.values()))
+            if not res.alias:
+                continue
+            entity_id = res.entity_id or f"ent-{uuid.uuid4().hex[:16]}"
+            write = writes.get(entity_id)
+            if write is None:
+                existing = candidates.get(entity_id)
+                write = EntityWrite(
+                    entity=Entity(
+                        id=entity_id, bank_id=bank_id, name=res.name, label=res.label,
+                        first_seen=when if res.entity_id is None else None, last_seen=when,
+                    ),
+                    is_new=res.entity_id is None,
+                )
+                writes[entity_id] = write
+                batch_candidates[entity_id] = existing or EntityCandidate(
+                    id=entity_id, name=res.name, label=res.label, aliases=[], last_seen=when, cooccurring=set()
+                )
+            _observe(write, batch_candidates[entity_id], res.alias, res.score, when, context)
+            if entity_id not in ids:
+                ids.append(entity_id)
+                names.append(write.entity.name)
+        result.ids.append(ids)
+        result.names.append(names)
+    result.writes = list(writes.values())
+    return result
+
+
+def _observe(
+    write: EntityWrite, cand: EntityCandidate, alias: str, score: float, when: datetime, context: set[str]
+) -> None:
+    """Record one resolved mention on the pending write and the in-batch candidate."""
+    if alias not in cand.aliases:
+        cand.aliases.append(alias)
+        write.new_aliases.append(EntityAlias(alias=alias, score=round(score, 4)))
+        write.keys |= blocking_keys(alias)
+    write.keys |= blocking_keys(write.entity.name)
+    cand.cooccurring |= context
+    if write.entity.last_seen is None or when > write.entity.last_seen:
+        write.entity.last_seen = when
+    if cand.last_seen is None or when > cand.last_seen:
+        cand.last_seen = when

@@ -1,0 +1,241 @@
+"""Temporal normalization: resolve time expressions against a reference datetime.
+
+Every expression resolves to whole days: ``TimeSpan.start`` is 00:00:00 of the first day and
+``TimeSpan.end`` is 23:59:59.999999 of the last day (both inclusive, aware UTC); times of day
+are ignored. Naive inputs are taken as UTC. ``TimeSpan.text`` is the phrase as written, without
+a leading "in"/"on" unless it carries meaning ("in 3 days").
+
+Regex rules (``temporal_rules``) do the work, tried only at words near an anchor (a number or a
+date word) so that text without one costs a split and a set lookup. dateparser is only asked by
+``parse_interval``, about a short phrase that has an anchor but that the rules cannot resolve
+whole ("June 5th at 3pm"); it is never run over free text.
+
+Choices for ambiguous phrases (reference = the day the text was said):
+
+=============================  ===========================================================
+phrase                         resolves to
+=============================  ===========================================================
+"March", "in March", "March    March of the reference year if March <= reference month,
+3rd" (no year)                 else of the previous year (past-biased)
+"last March" / "next March"    latest March strictly before / first strictly after the
+                               reference month; "this March": the reference year's
+"Monday", "on Monday"          latest Monday on or before the reference day (today if Monday)
+"last/next Friday"             nearest Friday strictly before / after the reference day
+                               ("previous Friday", "this past Friday" = "last Friday")
+"this Friday"                  Friday of the reference Monday..Sunday week
+"last/this/next weekend"       Sat..Sun of the previous / current / next week
+"the weekend", "over the       latest weekend that has started (current one on Sat/Sun)
+weekend"
+"summer" (no year)             latest summer that has started; "winter 2019" = Dec 2019..Feb
+                               2020; "last summer" = latest one already over; "next summer"
+                               = first one not yet started; "this summer" = nearest one
+"on the 5th"                   5th of the reference month (nothing if it has no such day)
+"N days/weeks/months/years     the day / Mon..Sun week / calendar month / calendar year that
+ago", "in N ...", "N ... from  lies N units away; hours and minutes resolve to their day
+now"
+"a couple of" / "a few" /      2..3 / 2..7 / 3..9 / 5..20 units ("a few days ago" = ref-7d ..
+"several" / "many" N ago       ref-2d); a bare plural ("weeks ago") counts as "several"
+"the past/last N days",        rolling window from N units before the reference to the
+"the next few weeks"           reference day (or forward)
+"recently", "lately", "not     ref-30d .. ref
+long ago"
+"the other day" / "the other   ref-7d .. ref-1d / ref-21d .. ref-7d
+week"
+"a while ago", "some time ago" ref-180d .. ref-14d
+"long ago", "ages ago"         ref-10y .. ref-1y
+"earlier/later this month"     start of the month .. ref / ref .. end of the month
+"the end of the month/week"    as "the end of this month/week"; "the week" alone is nothing
+"early/mid/late X"             first / middle / last third of X (days of a week or month,
+                               months of a year or season, years of a decade)
+"the beginning/end of X"       first / last sixth of X, at least one unit ("end of last year"
+                               = Nov..Dec)
+"last night"                   the previous day; "tonight", "this morning": the reference day
+"the 1990s", "the '90s"        1990..1999; "the 1800s" is a century, "the 2000s" a decade;
+                               two-digit decades are 20xx if not after the reference year
+"5/6/2023"                     US month/day unless the first number is > 12; "5.6.2023" is
+                               day.month; two-digit years only with "/", pivot at ref+10y
+=============================  ===========================================================
+
+Bare years need a preposition ("in 2019"); month words that are also words or names (May,
+March, April, June, August, abbreviations) need one unless a day or year is attached.
+Explicit years outside 1000..2999 are ignored; results that fall outside the datetime range
+are dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import string
+from dataclasses import dataclass
+from datetime import datetime, time, timezone
+
+from hindsight.retain import temporal_rules as rules
+from hindsight.retain.temporal_rules import Context, Interval, resolve
+
+logger = logging.getLogger(__name__)
+
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+_SPACER = str.maketrans(dict.fromkeys(string.punctuation + "‘’“”–—…", " "))
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August",
+                "September", "October", "November", "December")  # fmt: skip
+_DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+@dataclass(frozen=True)
+class TimeSpan:
+    """A resolved time expression: whole days from `start` to `end`, both inclusive."""
+
+    start: datetime
+    end: datetime
+    text: str
+
+    @property
+    def mid(self) -> datetime:
+        """The midpoint of the span."""
+        return self.start + (self.end - self.start) / 2
+
+
+def _utc(value: datetime) -> datetime:
+    """Aware UTC; naive values are UTC; values too close to the datetime limits keep their clock."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    try:
+        return value.astimezone(timezone.utc)
+    except (OverflowError, ValueError):
+        return value.replace(tzinfo=timezone.utc)
+
+
+def _anchor_ranges(low: str) -> list[tuple[int, int]]:
+    """Character ranges that may hold an expression: each anchor and the LEAD_CHARS before it."""
+    first_digit = rules.NUMBER_RE.search(low)
+    anchors = [m.span() for m in rules.NUMBER_RE.finditer(low, first_digit.start())] if first_digit else []
+    for word in rules.ANCHOR_WORDS.intersection(low.translate(_SPACER).split()):
+        at = low.find(word)
+        while at >= 0:
+            anchors.append((at, at + len(word)))
+            at = low.find(word, at + 1)
+    ranges: list[tuple[int, int]] = []
+    for start, end in sorted(anchors):
+        start = max(0, start - rules.LEAD_CHARS)
+        if ranges and start <= ranges[-1][1]:
+            ranges[-1] = (ranges[-1][0], max(end, ranges[-1][1]))
+        else:
+            ranges.append((start, end))
+    return ranges
+
+
+def _scan(text: str, ref: datetime, strict: bool) -> list[tuple[int, int, Interval]]:
+    """All (start, end, interval) expressions in `text`, in order and without overlaps."""
+    low = text.lower()
+    if len(low) != len(text):  # some characters lower-case to several; keep offsets aligned
+        low = text.translate(_ASCII_LOWER)
+    ranges = _anchor_ranges(low)
+    if not ranges:
+        return []
+    c = Context(text, low, ref, ref.date(), strict)
+    found: list[tuple[int, int, Interval]] = []
+    floor = 0
+    for range_start, range_end in ranges:
+        for token in rules.TOKEN_RE.finditer(low, max(floor, range_start), range_end):
+            pos, word = token.start(), token.group()
+            pattern = rules.DISPATCH.get(rules.DIGIT if word[0] <= "9" else word)
+            if pos < floor or pattern is None or (pos and low[pos - 1].isalnum()):
+                continue
+            if pos >= 2 and low[pos - 1] in ".,:/-" and low[pos - 2].isdigit():
+                continue  # the tail of a number such as "1.5" or "10:30"
+            m = pattern.match(low, pos)
+            if m is None:
+                continue
+            try:
+                resolved = resolve(m, c, floor)
+            except (ValueError, OverflowError):
+                continue  # an impossible date, or one outside the datetime range
+            if resolved is not None:
+                found.append((resolved[0], m.end(), resolved[1]))
+                floor = m.end()
+    return found
+
+
+def _to_span(interval: Interval, text: str) -> TimeSpan:
+    first, last, _ = interval
+    return TimeSpan(
+        datetime.combine(first, time.min, tzinfo=timezone.utc),
+        datetime.combine(last, time.max, tzinfo=timezone.utc),
+        text,
+    )
+
+
+def find_time_expressions(text: str, reference: datetime) -> list[TimeSpan]:
+    """All time expressions found in free text, in order of appearance. Never raises on any input."""
+    try:
+        ref = _utc(reference)
+        return [_to_span(iv, text[s:e]) for s, e, iv in _scan(text, ref, strict=True)]
+    except Exception:  # the contract is to never raise on user text
+        logger.warning("time expression scan failed", exc_info=True)
+        return []
+
+
+def parse_interval(phrase: str, reference: datetime) -> TimeSpan | None:
+    """Resolve a phrase that is entirely a time expression ("last March") or None."""
+    try:
+        ref = _utc(reference)
+        text = phrase.strip()
+        if not text or len(text) > 200:
+            return None
+        found = _scan(text, ref, strict=False)
+        if len(found) > 1:
+            return None
+        if found:
+            start, end, interval = found[0]
+            rest = (text[:start] + " " + text[end:]).lower()
+            if rules.FILLER_RE.fullmatch(rest):
+                return _to_span(interval, text[start:end])
+        if len(text) <= 64 and _anchor_ranges(text.lower()):
+            fallback = _dateparser_interval(text, ref)
+            return None if fallback is None else _to_span(fallback, text)
+        return None
+    except Exception:  # the contract is to never raise on user text
+        logger.warning("time phrase parse failed", exc_info=True)
+        return None
+
+
+def _dateparser_interval(phrase: str, ref: datetime) -> Interval | None:
+    """Ask dateparser about a short phrase the rules could not resolve."""
+    try:
+        from dateparser.date import DateDataParser
+
+        settings = {"RELATIVE_BASE": ref.replace(tzinfo=None), "PREFER_DATES_FROM": "past",
+                    "RETURN_AS_TIMEZONE_AWARE": False}  # fmt: skip
+        data = DateDataParser(languages=["en"], settings=settings).get_date_data(phrase)
+    except Exception:  # dateparser raises assorted errors on odd input
+        logger.debug("dateparser failed on %r", phrase, exc_info=True)
+        return None
+    if data.date_obj is None or not 1000 <= data.date_obj.year <= 2999:
+        return None
+    return rules.unit_span(_utc(data.date_obj).date(), data.period or "day")
+
+
+# --- formatting ----------------------------------------------------------------------------
+
+
+def format_date(value: datetime) -> str:
+    """A long English date in UTC: "Saturday, June 9, 2024"."""
+    day = _utc(value).date()
+    return f"{_DAY_NAMES[day.weekday()]}, {_MONTH_NAMES[day.month - 1]} {day.day}, {day.year}"
+
+
+def format_relative(value: datetime, reference: datetime) -> str:
+    """How far `value` is from `reference` in calendar days: "5 days before", "the same day"."""
+    days = (_utc(value).date() - _utc(reference).date()).days
+    if days == 0:
+        return "the same day"
+    span = abs(days)
+    if span < 14:
+        count, unit = span, "day"
+    elif span < 60:
+        count, unit = round(span / 7), "week"
+    elif span < 335:
+        count, unit = round(span / 30.44), "month"
+    else:
+        count, unit = max(1, round(span / 365.25)), "year"
+    return f"{count} {unit}{'' if count == 1 else 's'} {'before' if days < 0 else 'after'}"

@@ -1,0 +1,478 @@
+"""SQLite (WAL) implementation of MemoryStore: one database file for all banks."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hindsight.errors import StoreClosedError, StoreError
+from hindsight.models import (
+    BankProfile,
+    BankStats,
+    Entity,
+    EntityAlias,
+    Link,
+    LinkType,
+    MemoryUnit,
+    Network,
+    Source,
+)
+from hindsight.retain.entities import EntityCandidate, normalize_name
+from hindsight.store.base import (
+    Change,
+    DocumentRecord,
+    IndexedUnit,
+    MemoryStore,
+    TimeNeighbour,
+    UnitEntity,
+    WriteBatch,
+)
+from hindsight.store.sqlite_schema import SCHEMA, SCHEMA_VERSION
+
+log = logging.getLogger(__name__)
+
+_UNIT_COLUMNS = (
+    "label, id, bank_id, document_id, network, text, occurred_start, occurred_end, mentioned_at, "
+    "confidence, context, content_hash, entities, source, metadata, created_at"
+)
+_MAX_VARS = 500  # stay well under SQLite's bound-parameter limit
+
+
+def _ts(value: datetime | None) -> float | None:
+    return value.timestamp() if value is not None else None
+
+
+def _dt(value: float | None) -> datetime | None:
+    return datetime.fromtimestamp(value, tz=timezone.utc) if value is not None else None
+
+
+def _chunks(items: Sequence[Any], size: int = _MAX_VARS) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+class SQLiteStore(MemoryStore):
+    """All banks in one SQLite file, WAL mode, synchronous=FULL so a returned write survives power loss."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._write_lock = threading.RLock()
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        self._closed = False
+        self._writer = self._connect()
+        with self._write_lock:
+            self._writer.executescript(SCHEMA)
+            row = self._writer.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is None:
+                self._writer.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
+            elif row[0] != SCHEMA_VERSION:
+                raise StoreError(f"{self.path} has schema {row[0]}, this hindsight needs {SCHEMA_VERSION}")
+
+    # -- connections -------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=OFF")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open database {self.path}: {exc}") from exc
+        with self._conns_lock:
+            self._conns.append(conn)
+        return conn
+
+    def _read(self) -> sqlite3.Connection:
+        """A per-thread connection for reads, so readers never wait for the writer (WAL)."""
+        if self._closed:
+            raise StoreClosedError("the store is closed")
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        if self._closed:
+            raise StoreClosedError("the store is closed")
+        with self._write_lock:
+            conn = self._writer
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreError(f"database write failed and was rolled back: {exc}") from exc
+                raise
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        try:
+            return self._read().execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"database read failed: {exc}") from exc
+
+    # -- banks -------------------------------------------------------------------------------
+    def create_bank(self, bank_id: str, profile: BankProfile) -> None:
+        with self._tx() as c:
+            c.execute(
+                "INSERT OR IGNORE INTO banks(id, profile, created_at) VALUES(?,?,?)",
+                (bank_id, profile.model_dump_json(), time.time()),
+            )
+
+    def get_profile(self, bank_id: str) -> BankProfile | None:
+        rows = self._query("SELECT profile FROM banks WHERE id=?", (bank_id,))
+        return BankProfile.model_validate_json(rows[0][0]) if rows else None
+
+    def set_profile(self, bank_id: str, profile: BankProfile) -> None:
+        with self._tx() as c:
+            c.execute("UPDATE banks SET profile=? WHERE id=?", (profile.model_dump_json(), bank_id))
+
+    def list_banks(self) -> list[str]:
+        return [r[0] for r in self._query("SELECT id FROM banks ORDER BY id")]
+
+    def delete_bank(self, bank_id: str) -> None:
+        with self._tx() as c:
+            c.execute(
+                "DELETE FROM unit_entities WHERE unit_label IN (SELECT label FROM units WHERE bank_id=?)", (bank_id,)
+            )
+            for table in ("links", "entity_keys", "changes", "units", "documents"):
+                c.execute(f"DELETE FROM {table} WHERE bank_id=?", (bank_id,))
+            c.execute(
+                "DELETE FROM entity_aliases WHERE entity_id IN (SELECT id FROM entities WHERE bank_id=?)", (bank_id,)
+            )
+            c.execute("DELETE FROM entities WHERE bank_id=?", (bank_id,))
+            c.execute("DELETE FROM banks WHERE id=?", (bank_id,))
+
+    # -- writes ------------------------------------------------------------------------------
+    def apply(self, bank_id: str, batch: WriteBatch) -> int:
+        with self._tx() as c:
+            self._delete_units(c, bank_id, batch.delete_unit_ids)
+            self._write_entities(c, bank_id, batch)
+            labels = self._insert_units(c, bank_id, batch)
+            self._insert_links(c, bank_id, batch.links, labels)
+            if batch.document is not None:
+                d = batch.document
+                c.execute(
+                    "INSERT INTO documents(bank_id, id, content_hash, context, updated_at) VALUES(?,?,?,?,?) "
+                    "ON CONFLICT(bank_id, id) DO UPDATE SET content_hash=excluded.content_hash, "
+                    "context=excluded.context, updated_at=excluded.updated_at",
+                    (bank_id, d.document_id, d.content_hash, d.context, _ts(d.updated_at)),
+                )
+            row = c.execute("SELECT max(seq) FROM changes WHERE bank_id=?", (bank_id,)).fetchone()
+            return int(row[0] or 0)
+
+    def _write_entities(self, c: sqlite3.Connection, bank_id: str, batch: WriteBatch) -> None:
+        for w in batch.entities:
+            e = w.entity
+            if w.is_new:
+                c.execute(
+                    "INSERT INTO entities(id, bank_id, name, label, first_seen, last_seen) VALUES(?,?,?,?,?,?)",
+                    (e.id, bank_id, e.name, e.label, _ts(e.first_seen), _ts(e.last_seen)),
+                )
+            else:
+                c.execute(
+                    "UPDATE entities SET last_seen=max(coalesce(last_seen, 0), ?) WHERE id=? AND bank_id=?",
+                    (_ts(e.last_seen), e.id, bank_id),
+                )
+            c.executemany(
+                "INSERT INTO entity_aliases(entity_id, alias, score) VALUES(?,?,?) "
+                "ON CONFLICT(entity_id, alias) DO UPDATE SET score=max(score, excluded.score)",
+                [(e.id, a.alias, a.score) for a in w.new_aliases],
+            )
+            c.executemany(
+                "INSERT OR IGNORE INTO entity_keys(bank_id, key, entity_id) VALUES(?,?,?)",
+                [(bank_id, k, e.id) for k in sorted(w.keys)],
+            )
+
+    def _insert_units(self, c: sqlite3.Connection, bank_id: str, batch: WriteBatch) -> dict[str, int]:
+        labels: dict[str, int] = {}
+        for nu in batch.add_units:
+            u = nu.unit
+            mid = _time_mid(u)
+            cur = c.execute(
+                "INSERT INTO units(id, bank_id, document_id, network, text, embed_text, embed_hash, embedding, "
+                "occurred_start, occurred_end, mentioned_at, t_mid, confidence, context, content_hash, entities, "
+                "source, metadata, created_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    u.id, bank_id, u.source.document_id, u.network.value, u.text, nu.embed_text, nu.embed_hash,
+                    np.asarray(nu.embedding, dtype=np.float32).tobytes(), _ts(u.occurred_start),
+                    _ts(u.occurred_end), _ts(u.mentioned_at), mid, u.confidence, u.context, u.content_hash,
+                    json.dumps(u.entities), u.source.model_dump_json(), json.dumps(u.metadata),
+                    _ts(u.created_at),
+                ),
+            )
+            label = int(cur.lastrowid or 0)
+            labels[u.id] = label
+            c.executemany(
+                "INSERT OR IGNORE INTO unit_entities(unit_label, entity_id) VALUES(?,?)",
+                [(label, eid) for eid in nu.entity_ids],
+            )
+            c.execute("INSERT INTO changes(bank_id, op, label) VALUES(?, 'add', ?)", (bank_id, label))
+        return labels
+
+    def _insert_links(self, c: sqlite3.Connection, bank_id: str, links: list[Link], labels: dict[str, int]) -> None:
+        unknown = list({x for link in links for x in (link.src, link.dst)} - labels.keys())
+        for part in _chunks(unknown):
+            for uid, label in c.execute(
+                f"SELECT id, label FROM units WHERE bank_id=? AND id IN ({_marks(len(part))})", (bank_id, *part)
+            ):
+                labels[uid] = label
+        rows = [
+            (bank_id, labels[k.src], labels[k.dst], k.type.value, k.subtype, k.weight)
+            for k in links
+            if k.src in labels and k.dst in labels and k.src != k.dst
+        ]
+        c.executemany(
+            "INSERT INTO links(bank_id, src, dst, type, subtype, weight) VALUES(?,?,?,?,?,?) "
+            "ON CONFLICT(src, dst, type) DO UPDATE SET weight=max(weight, excluded.weight)",
+            rows,
+        )
+
+    def _delete_units(self, c: sqlite3.Connection, bank_id: str, unit_ids: list[str]) -> None:
+        if not unit_ids:
+            return
+        labels: list[int] = []
+        for part in _chunks(unit_ids):
+            labels += [
+                r[0]
+                for r in c.execute(
+                    f"SELECT label FROM units WHERE bank_id=? AND id IN ({_marks(len(part))})", (bank_id, *part)
+                )
+            ]
+        touched: set[str] = set()
+        for part in _chunks(labels):
+            marks = _marks(len(part))
+            touched |= {
+                r[0] for r in c.execute(f"SELECT entity_id FROM unit_entities WHERE unit_label IN ({marks})", part)
+            }
+            c.execute(f"DELETE FROM unit_entities WHERE unit_label IN ({marks})", part)
+            c.execute(f"DELETE FROM links WHERE src IN ({marks}) OR dst IN ({marks})", (*part, *part))
+            c.execute(f"DELETE FROM units WHERE label IN ({marks})", part)
+        c.executemany("INSERT INTO changes(bank_id, op, label) VALUES(?, 'del', ?)", [(bank_id, x) for x in labels])
+        # An entity no unit mentions any more is forgotten with its aliases and keys.
+        for eid in touched:
+            if c.execute("SELECT 1 FROM unit_entities WHERE entity_id=? LIMIT 1", (eid,)).fetchone() is None:
+                for table, col in (("entity_aliases", "entity_id"), ("entity_keys", "entity_id"), ("entities", "id")):
+                    c.execute(f"DELETE FROM {table} WHERE {col}=?", (eid,))
+
+    # -- documents and units -----------------------------------------------------------------
+    def get_document(self, bank_id: str, document_id: str) -> DocumentRecord | None:
+        rows = self._query(
+            "SELECT id, content_hash, context, updated_at FROM documents WHERE bank_id=? AND id=?",
+            (bank_id, document_id),
+        )
+        if not rows:
+            return None
+        r = rows[0]
+        return DocumentRecord(r[0], r[1], r[2], _dt(r[3]) or datetime.now(timezone.utc))
+
+    def _units(self, where: str, params: Sequence[Any]) -> list[MemoryUnit]:
+        rows = self._query(f"SELECT {_UNIT_COLUMNS} FROM units WHERE {where}", params)
+        return [_row_to_unit(r) for r in rows]
+
+    def document_units(self, bank_id: str, document_id: str) -> list[MemoryUnit]:
+        return self._units("bank_id=? AND document_id=? ORDER BY label", (bank_id, document_id))
+
+    def get_units(self, bank_id: str, unit_ids: list[str]) -> list[MemoryUnit]:
+        found: dict[str, MemoryUnit] = {}
+        for part in _chunks(unit_ids):
+            for u in self._units(f"bank_id=? AND id IN ({_marks(len(part))})", (bank_id, *part)):
+                found[u.id] = u
+        return [found[i] for i in unit_ids if i in found]
+
+    def list_units(
+        self, bank_id: str, network: Network | None = None, limit: int | None = None, offset: int = 0
+    ) -> list[MemoryUnit]:
+        where, params = "bank_id=?", [bank_id]
+        if network is not None:
+            where += " AND network=?"
+            params.append(network.value)
+        where += " ORDER BY label LIMIT ? OFFSET ?"
+        return self._units(where, (*params, -1 if limit is None else limit, offset))
+
+    def lookup_embeddings(self, hashes: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for part in _chunks(hashes):
+            for h, blob in self._query(
+                f"SELECT embed_hash, embedding FROM units WHERE embed_hash IN ({_marks(len(part))}) "
+                "GROUP BY embed_hash",
+                part,
+            ):
+                out[h] = np.frombuffer(blob, dtype=np.float32).copy()
+        return out
+
+    # -- graph -------------------------------------------------------------------------------
+    def entity_candidates(self, bank_id: str, keys: set[str], cooccurrence_units: int) -> list[EntityCandidate]:
+        if not keys:
+            return []
+        ks = sorted(keys)
+        ids = [
+            r[0]
+            for r in self._query(
+                f"SELECT DISTINCT entity_id FROM entity_keys WHERE bank_id=? AND key IN ({_marks(len(ks))}) LIMIT 64",
+                (bank_id, *ks),
+            )
+        ]
+        out = []
+        for eid in ids:
+            row = self._query("SELECT name, label, last_seen FROM entities WHERE id=?", (eid,))
+            if not row:
+                continue
+            name, label, last_seen = row[0]
+            aliases = [r[0] for r in self._query("SELECT alias FROM entity_aliases WHERE entity_id=?", (eid,))]
+            co = self._query(
+                "SELECT DISTINCT e2.name FROM (SELECT unit_label FROM unit_entities WHERE entity_id=? "
+                "ORDER BY unit_label DESC LIMIT ?) r JOIN unit_entities ue ON ue.unit_label=r.unit_label "
+                "JOIN entities e2 ON e2.id=ue.entity_id WHERE e2.id<>?",
+                (eid, cooccurrence_units, eid),
+            )
+            out.append(EntityCandidate(eid, name, label, aliases, _dt(last_seen), {normalize_name(r[0]) for r in co}))
+        return out
+
+    def list_entities(self, bank_id: str) -> list[Entity]:
+        rows = self._query(
+            "SELECT e.id, e.name, e.label, e.first_seen, e.last_seen, "
+            "(SELECT count(*) FROM unit_entities ue WHERE ue.entity_id=e.id) FROM entities e "
+            "WHERE e.bank_id=? ORDER BY e.name",
+            (bank_id,),
+        )
+        aliases: dict[str, list[EntityAlias]] = {}
+        for eid, alias, score in self._query(
+            "SELECT a.entity_id, a.alias, a.score FROM entity_aliases a JOIN entities e ON e.id=a.entity_id "
+            "WHERE e.bank_id=? ORDER BY a.alias",
+            (bank_id,),
+        ):
+            aliases.setdefault(eid, []).append(EntityAlias(alias=alias, score=score))
+        return [
+            Entity(
+                id=r[0], bank_id=bank_id, name=r[1], label=r[2], first_seen=_dt(r[3]), last_seen=_dt(r[4]),
+                mention_count=r[5], aliases=aliases.get(r[0], []),
+            )
+            for r in rows
+        ]
+
+    def entity_recent_units(self, bank_id: str, entity_id: str, limit: int) -> list[str]:
+        rows = self._query(
+            "SELECT u.id FROM unit_entities ue JOIN units u ON u.label=ue.unit_label "
+            "WHERE ue.entity_id=? AND u.bank_id=? ORDER BY ue.unit_label DESC LIMIT ?",
+            (entity_id, bank_id, limit),
+        )
+        return [r[0] for r in rows]
+
+    def time_neighbours(self, bank_id: str, t_mid: float, limit: int) -> list[TimeNeighbour]:
+        before = self._query(
+            "SELECT id, t_mid FROM units WHERE bank_id=? AND t_mid<=? ORDER BY t_mid DESC, label DESC LIMIT ?",
+            (bank_id, t_mid, limit),
+        )
+        after = self._query(
+            "SELECT id, t_mid FROM units WHERE bank_id=? AND t_mid>? ORDER BY t_mid ASC, label ASC LIMIT ?",
+            (bank_id, t_mid, limit),
+        )
+        return [TimeNeighbour(r[0], r[1]) for r in before + after]
+
+    def _links(self, where: str, params: Sequence[Any]) -> list[Link]:
+        rows = self._query(
+            "SELECT s.id, d.id, l.type, l.subtype, l.weight FROM links l JOIN units s ON s.label=l.src "
+            f"JOIN units d ON d.label=l.dst WHERE {where}",
+            params,
+        )
+        return [Link(src=r[0], dst=r[1], type=LinkType(r[2]), subtype=r[3], weight=r[4]) for r in rows]
+
+    def links_of(self, bank_id: str, unit_id: str) -> list[Link]:
+        rows = self._query("SELECT label FROM units WHERE bank_id=? AND id=?", (bank_id, unit_id))
+        if not rows:
+            return []
+        label = rows[0][0]
+        return self._links("l.src=? OR l.dst=? ORDER BY l.type, l.weight DESC", (label, label))
+
+    def all_links(self, bank_id: str) -> list[Link]:
+        return self._links("l.bank_id=?", (bank_id,))
+
+    def unit_entity_pairs(self, bank_id: str) -> list[UnitEntity]:
+        rows = self._query(
+            "SELECT u.id, ue.entity_id FROM unit_entities ue JOIN units u ON u.label=ue.unit_label WHERE u.bank_id=?",
+            (bank_id,),
+        )
+        return [UnitEntity(r[0], r[1]) for r in rows]
+
+    # -- derived-index support ---------------------------------------------------------------
+    def last_change(self, bank_id: str) -> int:
+        return int(self._query("SELECT max(seq) FROM changes WHERE bank_id=?", (bank_id,))[0][0] or 0)
+
+    def changes_since(self, bank_id: str, seq: int) -> list[Change]:
+        rows = self._query("SELECT seq, op, label FROM changes WHERE bank_id=? AND seq>? ORDER BY seq", (bank_id, seq))
+        return [Change(r[0], r[1], r[2]) for r in rows]
+
+    def indexed_units(self, bank_id: str, labels: list[int] | None = None) -> list[IndexedUnit]:
+        sql = "SELECT label, id, embedding, embed_text FROM units WHERE bank_id=?"
+        if labels is None:
+            rows = self._query(sql + " ORDER BY label", (bank_id,))
+        else:
+            rows = []
+            for part in _chunks(labels):
+                rows += self._query(sql + f" AND label IN ({_marks(len(part))})", (bank_id, *part))
+        return [IndexedUnit(r[0], r[1], np.frombuffer(r[2], dtype=np.float32), r[3]) for r in rows]
+
+    def labels_to_ids(self, bank_id: str, labels: list[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for part in _chunks(labels):
+            out.update(
+                self._query(f"SELECT label, id FROM units WHERE bank_id=? AND label IN ({_marks(len(part))})",
+                            (bank_id, *part))
+            )
+        return out
+
+    def stats(self, bank_id: str) -> BankStats:
+        units = {n.value: 0 for n in Network}
+        units.update(dict(self._query("SELECT network, count(*) FROM units WHERE bank_id=? GROUP BY network",
+                                      (bank_id,))))
+        links = {t.value: 0 for t in LinkType}
+        links.update(dict(self._query("SELECT type, count(*) FROM links WHERE bank_id=? GROUP BY type", (bank_id,))))
+        entities = self._query("SELECT count(*) FROM entities WHERE bank_id=?", (bank_id,))[0][0]
+        docs = self._query("SELECT count(*) FROM documents WHERE bank_id=?", (bank_id,))[0][0]
+        return BankStats(bank_id=bank_id, units=units, entities=entities, links=links, documents=docs)
+
+    def close(self) -> None:
+        with self._write_lock:
+            self._closed = True
+            with self._conns_lock:
+                for conn in self._conns:
+                    try:
+                        conn.close()
+                    except sqlite3.Error:  # pragma: no cover - closing is best effort
+                        log.warning("error closing a database connection", exc_info=True)
+                self._conns.clear()
+
+
+def _time_mid(u: MemoryUnit) -> float:
+    if u.occurred_start is not None and u.occurred_end is not None:
+        return (u.occurred_start.timestamp() + u.occurred_end.timestamp()) / 2
+    return u.mentioned_at.timestamp()
+
+
+def _row_to_unit(r: Sequence[Any]) -> MemoryUnit:
+    return MemoryUnit(
+        id=r[1], bank_id=r[2], network=Network(r[4]), text=r[5], occurred_start=_dt(r[6]), occurred_end=_dt(r[7]),
+        mentioned_at=_dt(r[8]) or datetime.now(timezone.utc), confidence=r[9], context=r[10], content_hash=r[11],
+        entities=json.loads(r[12]), source=Source.model_validate_json(r[13]), metadata=json.loads(r[14]),
+        created_at=_dt(r[15]) or datetime.now(timezone.utc),
+    )

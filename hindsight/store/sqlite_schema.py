@@ -1,0 +1,60 @@
+"""DDL of the SQLite store. Labels (integer unit keys) are what the derived indexes store."""
+
+SCHEMA_VERSION = "1"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS banks(id TEXT PRIMARY KEY, profile TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS documents(
+    bank_id TEXT NOT NULL, id TEXT NOT NULL, content_hash TEXT NOT NULL, context TEXT, updated_at REAL NOT NULL,
+    PRIMARY KEY(bank_id, id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS units(
+    label INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    bank_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    network TEXT NOT NULL,
+    text TEXT NOT NULL,
+    embed_text TEXT NOT NULL,
+    embed_hash TEXT NOT NULL,
+    embedding BLOB NOT NULL,
+    occurred_start REAL,
+    occurred_end REAL,
+    mentioned_at REAL NOT NULL,
+    t_mid REAL NOT NULL,
+    confidence REAL,
+    context TEXT,
+    content_hash TEXT NOT NULL,
+    entities TEXT NOT NULL,
+    source TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    created_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS units_bank_network ON units(bank_id, network);
+CREATE INDEX IF NOT EXISTS units_document ON units(bank_id, document_id);
+CREATE INDEX IF NOT EXISTS units_time ON units(bank_id, t_mid);
+CREATE INDEX IF NOT EXISTS units_embed_hash ON units(embed_hash);
+CREATE TABLE IF NOT EXISTS entities(
+    id TEXT PRIMARY KEY, bank_id TEXT NOT NULL, name TEXT NOT NULL, label TEXT NOT NULL,
+    first_seen REAL, last_seen REAL);
+CREATE INDEX IF NOT EXISTS entities_bank ON entities(bank_id);
+CREATE TABLE IF NOT EXISTS entity_aliases(
+    entity_id TEXT NOT NULL, alias TEXT NOT NULL, score REAL NOT NULL,
+    PRIMARY KEY(entity_id, alias)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS entity_keys(
+    bank_id TEXT NOT NULL, key TEXT NOT NULL, entity_id TEXT NOT NULL,
+    PRIMARY KEY(bank_id, key, entity_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entity_keys_entity ON entity_keys(entity_id);
+CREATE TABLE IF NOT EXISTS unit_entities(
+    unit_label INTEGER NOT NULL, entity_id TEXT NOT NULL,
+    PRIMARY KEY(entity_id, unit_label)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS unit_entities_unit ON unit_entities(unit_label);
+CREATE TABLE IF NOT EXISTS links(
+    bank_id TEXT NOT NULL, src INTEGER NOT NULL, dst INTEGER NOT NULL, type TEXT NOT NULL, subtype TEXT,
+    weight REAL NOT NULL,
+    PRIMARY KEY(src, dst, type)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
+CREATE INDEX IF NOT EXISTS links_bank_type ON links(bank_id, type);
+CREATE TABLE IF NOT EXISTS changes(
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, bank_id TEXT NOT NULL, op TEXT NOT NULL, label INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS changes_bank ON changes(bank_id, seq);
+"""

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Create .venv (or reuse it) and install hindsight with its offline models. Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+stamp=".venv/.hindsight-installed-$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+  .venv/bin/pip install -q --upgrade pip
+  # The CPU build of torch must come first; a looser spec pulls gigabytes of CUDA wheels.
+  .venv/bin/pip install -q torch==2.13.0
+  .venv/bin/pip install -q -e ".[llm,eval,dev]"
+  rm -f .venv/.hindsight-installed-*
+  touch "$stamp"
+fi

@@ -1,0 +1,34 @@
+"""Shared fixtures: the real MiniLM embedder is loaded once per test session."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from hindsight import Hindsight
+from hindsight.config import EmbedderConfig
+from hindsight.embed.base import Embedder
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Embedder:
+    from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(EmbedderConfig())
+
+
+@pytest.fixture
+def memdir(tmp_path: Path) -> Path:
+    return tmp_path / "memdir"
+
+
+@pytest.fixture
+def hs(memdir: Path, minilm: Embedder) -> Iterator[Hindsight]:
+    engine = Hindsight(memdir, embedder=minilm)
+    yield engine
+    engine.close()

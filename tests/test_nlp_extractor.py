@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from hindsight.config import ExtractorConfig
+from hindsight.models import Document, Network, Turn
+from hindsight.retain.ner import SpacyNER, may_contain_name
+from hindsight.retain.nlp_extractor import NLPExtractor
+
+DAY1 = datetime(2024, 6, 9, 10, tzinfo=timezone.utc)
+DAY2 = datetime(2024, 6, 10, 10, tzinfo=timezone.utc)
+
+
+def doc(*turns: tuple[str | None, str | None, str, datetime]) -> Document:
+    return Document(
+        document_id="d1",
+        turns=[Turn(index=i, turn_id=f"t{i}", speaker=s, role=r, text=x, timestamp=w)
+               for i, (s, r, x, w) in enumerate(turns)],
+        timestamp=DAY1,
+    )
+
+
+@pytest.fixture(scope="module")
+def extractor() -> NLPExtractor:
+    return NLPExtractor(ExtractorConfig())
+
+
+def test_windows_pair_turns_and_break_on_day_change(extractor: NLPExtractor) -> None:
+    d = doc(("Ann", "user", "Hi", DAY1), ("Ava", "assistant", "Hello", DAY1), ("Ann", "user", "More", DAY1),
+            ("Ann", "user", "Next day", DAY2))
+    assert [[t.turn_id for t in w] for w in extractor.windows(d.turns)] == [["t0", "t1"], ["t2"], ["t3"]]
+
+
+def test_fact_has_speakers_entities_time_and_provenance(extractor: NLPExtractor) -> None:
+    d = doc(("Ann", "user", "I flew to Paris with Bob Jones yesterday.", DAY1),
+            ("Ava", "assistant", "How was Paris?", DAY1))
+    [fact] = extractor.extract(d)
+    assert fact.text == "Ann: I flew to Paris with Bob Jones yesterday.\nAva: How was Paris?"
+    names = {e.text for e in fact.entities}
+    assert {"Ann", "Ava", "Paris", "Bob Jones"} <= names
+    assert fact.occurred_start is not None and fact.occurred_start.date().isoformat() == "2024-06-08"
+    assert fact.metadata["time_source"] == "expression"
+    assert fact.mentioned_at == DAY1
+    assert fact.source.document_id == "d1" and fact.source.turn_ids == ["t0", "t1"]
+    assert fact.network is Network.WORLD
+
+
+def test_without_time_expression_the_unit_occurs_on_the_mention_day(extractor: NLPExtractor) -> None:
+    [fact] = extractor.extract(doc(("Ann", "user", "I like tea.", DAY1)))
+    assert fact.metadata["time_source"] == "mention"
+    assert fact.occurred_start is not None and fact.occurred_end is not None
+    assert fact.occurred_start.date() == fact.occurred_end.date() == DAY1.date()
+
+
+def test_assistant_only_window_is_experience(extractor: NLPExtractor) -> None:
+    d = doc((None, "assistant", "I recommended Yosemite to Alice.", DAY1))
+    assert extractor.extract(d)[0].network is Network.EXPERIENCE
+
+
+def test_causal_cue_links_to_previous_unit(extractor: NLPExtractor) -> None:
+    d = doc(("Ann", "user", "The prototype was fast.", DAY1), ("Ava", "assistant", "Great.", DAY1),
+            ("Ann", "user", "Because of that, I got promoted.", DAY1), ("Ava", "assistant", "Congrats!", DAY1),
+            ("Ann", "user", "Sounds good.", DAY1))
+    facts = extractor.extract(d)
+    assert [c.target_index for c in facts[1].causal] == [0]
+    assert facts[1].causal[0].kind.value == "caused_by"
+    assert facts[2].causal == []
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("That's really cool. You've got guts. What now?", False),
+        ("i went running this morning", False),
+        ("Wow, love that painting!", False),
+        ("I met Caroline at the park.", True),
+        ("Caroline, that's great!", True),
+        ("We visited the LGBTQ center.", True),
+    ],
+)
+def test_ner_prefilter(text: str, expected: bool) -> None:
+    assert may_contain_name(text) is expected
+
+
+def test_ner_filters_labels() -> None:
+    ner = SpacyNER(["PERSON"])
+    [mentions] = ner.mentions(["I met Alice in Berlin in 2020."])
+    assert [(m.text, m.label) for m in mentions] == [("Alice", "PERSON")]
