@@ -23,6 +23,8 @@ UTC = timezone.utc
 REF = datetime(2024, 6, 9, 14, 0, tzinfo=UTC)  # a Sunday
 REF_FEB = datetime(2024, 2, 10, 9, 0, tzinfo=UTC)  # a Saturday, before March
 REF_JAN = datetime(2024, 1, 1, 8, 0, tzinfo=UTC)  # a Monday, first day of the year
+REF_MAR = datetime(2024, 3, 4, 18, 0, tzinfo=UTC)  # a Monday
+REF_AUG = datetime(2024, 8, 1, 12, 0, tzinfo=UTC)  # a Thursday
 
 
 def _days(span: TimeSpan | None) -> tuple[str, str] | None:
@@ -55,7 +57,13 @@ PHRASES_JUNE_9 = [
     ("next June", "2025-06-01", "2025-06-30"),
     ("in March", "2024-03-01", "2024-03-31"),
     ("March", "2024-03-01", "2024-03-31"),
-    ("in September", "2023-09-01", "2023-09-30"),
+    # bare months: the nearest one, at most 5 months ahead or 6 back
+    ("in September", "2024-09-01", "2024-09-30"),
+    ("in November", "2024-11-01", "2024-11-30"),
+    ("in December", "2023-12-01", "2023-12-31"),
+    ("in January", "2024-01-01", "2024-01-31"),
+    ("by the end of July", "2024-07-26", "2024-07-31"),
+    ("early August", "2024-08-01", "2024-08-10"),
     # weeks
     ("last week", "2024-05-27", "2024-06-02"),
     ("this week", "2024-06-03", "2024-06-09"),
@@ -125,7 +133,9 @@ PHRASES_JUNE_9 = [
     ("last summer", "2023-06-01", "2023-08-31"),
     ("this spring", "2024-03-01", "2024-05-31"),
     ("next winter", "2024-12-01", "2025-02-28"),
-    ("in the fall", "2023-09-01", "2023-11-30"),
+    ("in the fall", "2024-09-01", "2024-11-30"),
+    ("in the winter", "2023-12-01", "2024-02-29"),
+    ("summer", "2024-06-01", "2024-08-31"),
     ("the summer of 2019", "2019-06-01", "2019-08-31"),
     ("winter 2019", "2019-12-01", "2020-02-29"),
     ("last weekend", "2024-06-01", "2024-06-02"),
@@ -172,13 +182,29 @@ def test_parse_interval_table(phrase: str, start: str, end: str) -> None:
     ("phrase", "reference", "start", "end"),
     [
         ("last March", REF_FEB, "2023-03-01", "2023-03-31"),
-        ("March", REF_FEB, "2023-03-01", "2023-03-31"),
+        ("March", REF_FEB, "2024-03-01", "2024-03-31"),
         ("this March", REF_FEB, "2024-03-01", "2024-03-31"),
         ("next March", REF_FEB, "2024-03-01", "2024-03-31"),
         ("last summer", REF_FEB, "2023-06-01", "2023-08-31"),
         ("this winter", REF_FEB, "2023-12-01", "2024-02-29"),
         ("last winter", REF_FEB, "2022-12-01", "2023-02-28"),
         ("in December", REF_FEB, "2023-12-01", "2023-12-31"),
+        ("summer", REF_FEB, "2024-06-01", "2024-08-31"),
+        ("in April", REF_MAR, "2024-04-01", "2024-04-30"),
+        ("in August", REF_MAR, "2024-08-01", "2024-08-31"),
+        ("in September", REF_MAR, "2023-09-01", "2023-09-30"),
+        ("March 3rd", REF_MAR, "2024-03-03", "2024-03-03"),
+        ("early May", REF_MAR, "2024-05-01", "2024-05-10"),
+        ("mid-June", REF_MAR, "2024-06-11", "2024-06-20"),
+        ("April 5th at 3pm", REF_MAR, "2024-04-05", "2024-04-05"),
+        ("last April", REF_MAR, "2023-04-01", "2023-04-30"),
+        ("this April", REF_MAR, "2024-04-01", "2024-04-30"),
+        ("next September", REF_MAR, "2024-09-01", "2024-09-30"),
+        ("winter", REF_MAR, "2023-12-01", "2024-02-29"),
+        ("in January", REF_AUG, "2025-01-01", "2025-01-31"),
+        ("in February", REF_AUG, "2024-02-01", "2024-02-29"),
+        ("December 25", REF_AUG, "2024-12-25", "2024-12-25"),
+        ("spring", REF_AUG, "2024-03-01", "2024-05-31"),
         ("yesterday", REF_JAN, "2023-12-31", "2023-12-31"),
         ("last month", REF_JAN, "2023-12-01", "2023-12-31"),
         ("last week", REF_JAN, "2023-12-25", "2023-12-31"),
@@ -242,11 +268,22 @@ def test_find_two_expressions_in_order() -> None:
         ("Call me on the 5th.", [("the 5th", "2024-06-05")]),
         ("Yesterday's meeting ran late", [("Yesterday", "2024-06-08")]),
         ("We spent the summer in Spain", [("summer", "2024-06-01")]),
+        ("See you on Sunday", [("Sunday", "2024-06-09")]),
+        ("Saturday morning was lovely", [("Saturday morning", "2024-06-08")]),
+        ("On Sunday friends came over", [("Sunday", "2024-06-09")]),
+        ("Sunday works for me", [("Sunday", "2024-06-09")]),
+        ("every weekend I hike, and last weekend too", [("last weekend", "2024-06-01")]),
     ],
 )
 def test_find_expressions_in_sentences(text: str, expected: list[tuple[str, str]]) -> None:
     spans = find_time_expressions(text, REF)
     assert [(s.text, s.start.date().isoformat()) for s in spans] == expected
+
+
+def test_habit_then_plan() -> None:
+    text = "Every Saturday morning. I'm training for the Boston Marathon in April."
+    spans = find_time_expressions(text, REF_MAR)
+    assert [(s.text, _days(s)) for s in spans] == [("April", ("2024-04-01", "2024-04-30"))]
 
 
 @pytest.mark.parametrize(
@@ -272,6 +309,19 @@ def test_find_expressions_in_sentences(text: str, expected: list[tuple[str, str]
         "Page 12 of 2000",
         "every Monday I swim",
         "Mondays are hard",
+        # habits, not dates
+        "We go on Sundays",
+        "Sundays are for family",
+        "every Saturday",
+        "every Saturday morning",
+        "We hike on weekends",
+        "every weekend",
+        "each Monday",
+        "every other Saturday",
+        "every March we ski",
+        "on Sunday mornings we run",
+        "Robert says I should go for it, even though he will miss our Sunday brunches.",
+        "I love Friday drinks",
         "the last time, next time, one day",
         "a day at the beach, day by day",
         "we have 2 weeks left and worked for two weeks",

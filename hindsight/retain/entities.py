@@ -368,21 +368,23 @@ class EntityResolver:
         # A full-name mention is judged by the candidate's full names only when it has some:
         # "Robert Jones" must not reach "Robert Smith" through its short alias "Bob".
         full_mention = len(key.tokens) > 1
-        best = best_full = (0.0, False)
-        has_full = False
+        best = best_full = 0.0
+        literal = literal_full = has_full = False
         for form in (cand.name, *cand.aliases):
             hit = table.get(form)
             if hit is None:
                 hit = table[form] = _match(key, form, self._gate)
                 self._pair_count += 1
-            score = hit[:2]
-            if score == (1.0, True):
-                return score
-            if full_mention and hit[2]:
+            score, lit, full = hit
+            if score >= 1.0 and lit:
+                return 1.0, True
+            if full_mention and full:
                 has_full = True
-                best_full = max(best_full, score)
-            best = max(best, score)
-        return best_full if has_full else best
+                if score > best_full or (score == best_full and lit):
+                    best_full, literal_full = score, lit
+            if score > best or (score == best and lit):
+                best, literal = score, lit
+        return (best_full, literal_full) if has_full else (best, literal)
 
     def string_similarity(self, mention: str, candidate: EntityCandidate) -> float:
         """sim_str in [0, 1]: the best match of the mention against the name and the aliases."""

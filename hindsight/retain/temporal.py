@@ -5,30 +5,40 @@ Every expression resolves to whole days: ``TimeSpan.start`` is 00:00:00 of the f
 are ignored. Naive inputs are taken as UTC. ``TimeSpan.text`` is the phrase as written, without
 a leading "in"/"on" unless it carries meaning ("in 3 days").
 
-Regex rules (``temporal_rules``) do the work, tried only at words near an anchor (a number or a
-date word) so that text without one costs a split and a set lookup. dateparser is only asked by
-``parse_interval``, about a short phrase that has an anchor but that the rules cannot resolve
-whole ("June 5th at 3pm"); it is never run over free text.
+Regex rules do the work (``temporal_rules`` and the ``temporal_*`` modules it lists), tried only
+at words near an anchor (a number or a date word) so that text without one costs a split and a
+set lookup. dateparser is only asked by ``parse_interval``, about a short phrase that has an
+anchor but that the rules cannot resolve whole ("June 5th at 3pm"); it is never run over free
+text, and where it disagrees with the rules' reading of part of the phrase only about the year,
+the rules' year wins.
 
 Choices for ambiguous phrases (reference = the day the text was said):
 
 =============================  ===========================================================
 phrase                         resolves to
 =============================  ===========================================================
-"March", "in March", "March    March of the reference year if March <= reference month,
-3rd" (no year)                 else of the previous year (past-biased)
+"March", "in March", "March    the nearest March: of the reference year if it is at most 5
+3rd", "end of March", "mid-    months after or 6 before the reference month, else of the
+March" (no year)               adjacent year on the near side (6 months either way: the past
+                               one). Said in March 2024, "April" is April 2024 and "September"
+                               is September 2023
 "last March" / "next March"    latest March strictly before / first strictly after the
                                reference month; "this March": the reference year's
 "Monday", "on Monday"          latest Monday on or before the reference day (today if Monday)
+"Mondays", "every Monday",     nothing: a habit, not a date. So is a weekday before a plural
+"on weekends", "Sunday         noun ("our Sunday brunches"), except after "on"/"by"/"until"/
+mornings"                      "since" ("on Sunday friends came"); a plural time of day
+                               ("on Sunday mornings") is a habit even then
 "last/next Friday"             nearest Friday strictly before / after the reference day
                                ("previous Friday", "this past Friday" = "last Friday")
 "this Friday"                  Friday of the reference Monday..Sunday week
 "last/this/next weekend"       Sat..Sun of the previous / current / next week
 "the weekend", "over the       latest weekend that has started (current one on Sat/Sun)
 weekend"
-"summer" (no year)             latest summer that has started; "winter 2019" = Dec 2019..Feb
-                               2020; "last summer" = latest one already over; "next summer"
-                               = first one not yet started; "this summer" = nearest one
+"summer", "this summer"        the summer whose middle is nearest the reference day (a tie:
+(no year)                      the past one); "winter 2019" = Dec 2019..Feb 2020; "last
+                               summer" = latest one already over; "next summer" = first one
+                               not yet started
 "on the 5th"                   5th of the reference month (nothing if it has no such day)
 "N days/weeks/months/years     the day / Mon..Sun week / calendar month / calendar year that
 ago", "in N ...", "N ... from  lies N units away; hours and minutes resolve to their day
@@ -69,8 +79,10 @@ import string
 from dataclasses import dataclass
 from datetime import datetime, time, timezone
 
-from hindsight.retain import temporal_rules as rules
-from hindsight.retain.temporal_rules import Context, Interval, resolve
+from hindsight.retain import temporal_patterns as patterns
+from hindsight.retain.temporal_calendar import Interval, unit_span
+from hindsight.retain.temporal_context import Context
+from hindsight.retain.temporal_rules import resolve
 
 logger = logging.getLogger(__name__)
 
@@ -107,16 +119,16 @@ def _utc(value: datetime) -> datetime:
 
 def _anchor_ranges(low: str) -> list[tuple[int, int]]:
     """Character ranges that may hold an expression: each anchor and the LEAD_CHARS before it."""
-    first_digit = rules.NUMBER_RE.search(low)
-    anchors = [m.span() for m in rules.NUMBER_RE.finditer(low, first_digit.start())] if first_digit else []
-    for word in rules.ANCHOR_WORDS.intersection(low.translate(_SPACER).split()):
+    first_digit = patterns.NUMBER_RE.search(low)
+    anchors = [m.span() for m in patterns.NUMBER_RE.finditer(low, first_digit.start())] if first_digit else []
+    for word in patterns.ANCHOR_WORDS.intersection(low.translate(_SPACER).split()):
         at = low.find(word)
         while at >= 0:
             anchors.append((at, at + len(word)))
             at = low.find(word, at + 1)
     ranges: list[tuple[int, int]] = []
     for start, end in sorted(anchors):
-        start = max(0, start - rules.LEAD_CHARS)
+        start = max(0, start - patterns.LEAD_CHARS)
         if ranges and start <= ranges[-1][1]:
             ranges[-1] = (ranges[-1][0], max(end, ranges[-1][1]))
         else:
@@ -136,9 +148,9 @@ def _scan(text: str, ref: datetime, strict: bool) -> list[tuple[int, int, Interv
     found: list[tuple[int, int, Interval]] = []
     floor = 0
     for range_start, range_end in ranges:
-        for token in rules.TOKEN_RE.finditer(low, max(floor, range_start), range_end):
+        for token in patterns.TOKEN_RE.finditer(low, max(floor, range_start), range_end):
             pos, word = token.start(), token.group()
-            pattern = rules.DISPATCH.get(rules.DIGIT if word[0] <= "9" else word)
+            pattern = patterns.DISPATCH.get(patterns.DIGIT if word[0] <= "9" else word)
             if pos < floor or pattern is None or (pos and low[pos - 1].isalnum()):
                 continue
             if pos >= 2 and low[pos - 1] in ".,:/-" and low[pos - 2].isdigit():
@@ -188,10 +200,10 @@ def parse_interval(phrase: str, reference: datetime) -> TimeSpan | None:
         if found:
             start, end, interval = found[0]
             rest = (text[:start] + " " + text[end:]).lower()
-            if rules.FILLER_RE.fullmatch(rest):
+            if patterns.FILLER_RE.fullmatch(rest):
                 return _to_span(interval, text[start:end])
         if len(text) <= 64 and _anchor_ranges(text.lower()):
-            fallback = _dateparser_interval(text, ref)
+            fallback = _dateparser_interval(text, ref, found[0][2] if found else None)
             return None if fallback is None else _to_span(fallback, text)
         return None
     except Exception:  # the contract is to never raise on user text
@@ -199,8 +211,12 @@ def parse_interval(phrase: str, reference: datetime) -> TimeSpan | None:
         return None
 
 
-def _dateparser_interval(phrase: str, ref: datetime) -> Interval | None:
-    """Ask dateparser about a short phrase the rules could not resolve."""
+def _dateparser_interval(phrase: str, ref: datetime, partial: Interval | None) -> Interval | None:
+    """Ask dateparser about a short phrase the rules could not resolve whole.
+
+    `partial` is what the rules made of part of the phrase ("June 5th" in "June 5th at 3pm"):
+    dateparser prefers past dates, so where it disagrees only about the year, the rules' year wins.
+    """
     try:
         from dateparser.date import DateDataParser
 
@@ -212,7 +228,15 @@ def _dateparser_interval(phrase: str, ref: datetime) -> Interval | None:
         return None
     if data.date_obj is None or not 1000 <= data.date_obj.year <= 2999:
         return None
-    return rules.unit_span(_utc(data.date_obj).date(), data.period or "day")
+    day = _utc(data.date_obj).date()
+    if partial is not None and partial[0].year == partial[1].year != day.year:
+        try:
+            moved = day.replace(year=partial[0].year)
+        except ValueError:  # February 29
+            moved = day
+        if partial[0] <= moved <= partial[1]:
+            day = moved
+    return unit_span(day, data.period or "day")
 
 
 # --- formatting ----------------------------------------------------------------------------

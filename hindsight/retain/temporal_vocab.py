@@ -65,13 +65,14 @@ ORDINAL_DAY_PREPOSITIONS = frozenset({"on", "by", "until", "till", "since", "bef
 WEEKEND_PREPOSITIONS = frozenset({"over", "on", "at", "during", "for", "all"})
 # Before a weekday these make it one day even when a plural word follows ("on Sunday friends came").
 WEEKDAY_PREPOSITIONS = frozenset({"on", "by", "until", "till", "since"})
-# Words ending in "s" that can follow a weekday naming one day: "Sunday works", "Friday is".
+# Words ending in "s" that can follow a weekday naming one day: "Sunday works", "see you Friday guys".
 NOT_PLURAL_NOUNS = frozenset(
     {"is", "was", "has", "does", "goes", "as", "this", "his", "its", "hers", "ours", "yours", "theirs",
      "us", "yes", "plus", "thus", "always", "perhaps", "afterwards", "towards", "unless", "whereas",
      "besides", "sometimes", "thanks", "works", "suits", "sounds", "looks", "seems", "means", "comes",
      "gets", "makes", "feels", "starts", "ends", "begins", "fits", "happens", "remains", "needs", "falls",
-     "marks", "brings", "gives", "takes", "keeps", "matters", "counts", "turns", "plans"}
+     "marks", "brings", "gives", "takes", "keeps", "matters", "counts", "turns", "stays", "plans", "guys",
+     "folks", "lads", "ladies", "gents"}
 )  # fmt: skip
 DETERMINERS = frozenset({"the", "a", "his", "her", "their", "our", "my", "your", "its", "that"})
 # Before "may"/"march" these make it a verb: "I may 2", "they march 5 miles".
