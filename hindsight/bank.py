@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 import threading
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
+from hindsight.asyncs import async_twin
 from hindsight.errors import InvalidBankIdError, InvalidInputError, UnitNotFoundError
 from hindsight.graph_view import bank_graph
 from hindsight.index.manager import BankIndexes
@@ -20,9 +20,6 @@ from hindsight.store.base import WriteBatch
 
 if TYPE_CHECKING:
     from hindsight.engine import Hindsight
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 _BANK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
@@ -35,16 +32,6 @@ def validate_bank_id(bank_id: Any) -> str:
             "letter or digit"
         )
     return bank_id
-
-
-def _async_twin(fn: Callable[Concatenate[Bank, P], R]) -> Callable[Concatenate[Bank, P], Awaitable[R]]:
-    async def twin(bank: Bank, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        return await asyncio.to_thread(fn, bank, *args, **kwargs)
-
-    twin.__name__ = f"a{fn.__name__}"
-    twin.__qualname__ = f"Bank.a{fn.__name__}"
-    twin.__doc__ = f"Async twin of `{fn.__name__}`, run in a worker thread."
-    return twin
 
 
 def _network(value: Network | str | None) -> Network | None:
@@ -133,7 +120,12 @@ class Bank:
         since: datetime | None = None,
         until: datetime | None = None,
     ) -> nx.MultiDiGraph:
-        return bank_graph(self._engine.store, self.id, networks, link_types, since, until)
+        nets = None if networks is None else [n for n in (_network(x) for x in networks) if n is not None]
+        try:
+            types = None if link_types is None else [LinkType(t) for t in link_types]
+        except ValueError as exc:
+            raise InvalidInputError(f"unknown link type in {list(link_types or [])!r}") from exc
+        return bank_graph(self._engine.store, self.id, nets, types, since, until)
 
     def close(self) -> None:
         with self._lock:
@@ -141,12 +133,13 @@ class Bank:
                 self._indexes.close()
                 self._indexes = None
 
-    aretain = _async_twin(retain)
-    aforget = _async_twin(forget)
-    aunits = _async_twin(units)
-    aget_unit = _async_twin(get_unit)
-    aentities = _async_twin(entities)
-    alinks = _async_twin(links)
-    astats = _async_twin(stats)
-    aprofile = _async_twin(profile)
-    aset_profile = _async_twin(set_profile)
+    aretain = async_twin(retain)
+    aforget = async_twin(forget)
+    aunits = async_twin(units)
+    aget_unit = async_twin(get_unit)
+    aentities = async_twin(entities)
+    alinks = async_twin(links)
+    astats = async_twin(stats)
+    aprofile = async_twin(profile)
+    aset_profile = async_twin(set_profile)
+    ato_networkx = async_twin(to_networkx)

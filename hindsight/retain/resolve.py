@@ -7,7 +7,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from hindsight.models import Entity, EntityAlias, ExtractedFact
-from hindsight.retain.entities import EntityCandidate, EntityResolver, blocking_keys, normalize_name
+from hindsight.retain.entities import (
+    EntityCandidate,
+    EntityResolver,
+    blocking_keys,
+    clean_mention,
+    normalize_name,
+)
 from hindsight.store.base import EntityWrite, MemoryStore
 
 _COOCCURRENCE_UNITS = 50  # recent units per candidate used for the co-occurrence signal
@@ -31,7 +37,9 @@ def resolve_entities(
     result = ResolvedEntities(writes=[])
     for fact in facts:
         when = fact.occurred_start or fact.mentioned_at
-        context_all = {normalize_name(m.text) for m in fact.entities}
+        # Co-occurrence compares canonical forms, as the store keeps them ("my brother Bob" -> "bob").
+        keys_of = {m.text: normalize_name(clean_mention(m.text)) for m in fact.entities}
+        context_all = set(keys_of.values()) - {""}
         ids: list[str] = []
         names: list[str] = []
         for mention in fact.entities:
@@ -42,7 +50,7 @@ def resolve_entities(
             for cand in batch_candidates.values():
                 if keys & blocking_keys(cand.name) or any(keys & blocking_keys(a) for a in cand.aliases):
                     candidates[cand.id] = cand
-            context = context_all - {normalize_name(mention.text)}
+            context = context_all - {keys_of[mention.text]}
             res = resolver.resolve(mention, when, context, list(candidates.values()))
             if not res.alias:
                 continue
@@ -75,7 +83,8 @@ def _observe(
     write: EntityWrite, cand: EntityCandidate, alias: str, score: float, when: datetime, context: set[str]
 ) -> None:
     """Record one resolved mention on the pending write and the in-batch candidate."""
-    if alias not in cand.aliases:
+    # Case and accent variants of a known alias add nothing new.
+    if normalize_name(alias) not in {normalize_name(a) for a in cand.aliases}:
         cand.aliases.append(alias)
         write.new_aliases.append(EntityAlias(alias=alias, score=round(score, 4)))
         write.keys |= blocking_keys(alias)

@@ -1,0 +1,46 @@
+"""The real MiniLM embedder behind the Embedder interface, and the content-hash cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from hindsight import Hindsight
+from hindsight.embed.base import CachedEmbedder, Embedder, embed_hash
+
+
+def test_minilm_vectors_are_normalized_and_meaningful(minilm: Embedder) -> None:
+    vecs = minilm.embed(["I adopted a beagle puppy.", "We got a new dog.", "The quarterly tax filing is due."])
+    assert vecs.shape == (3, 384) and vecs.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2] + 0.2
+
+
+def test_identical_text_is_never_embedded_twice(minilm: Embedder) -> None:
+    cached = CachedEmbedder(minilm, cache_size=100)
+    first, hashes = cached.embed(["alpha text", "beta text", "alpha text"])
+    assert cached.computed == 2 and hashes[0] == hashes[2] == embed_hash(minilm.name, "alpha text")
+    again, _ = cached.embed(["beta text", "alpha text"])
+    assert cached.computed == 2 and cached.cache_hits == 3
+    assert np.array_equal(again[1], first[0])
+
+
+def test_lru_evicts_and_persistent_lookup_fills_in(minilm: Embedder) -> None:
+    store: dict[str, np.ndarray] = {}
+    cached = CachedEmbedder(minilm, cache_size=1, persistent_lookup=lambda hs: {h: store[h] for h in hs if h in store})
+    vec, (h,) = cached.embed(["stored once"])
+    store[h] = vec[0]
+    cached.embed(["something else"])  # evicts "stored once" from the 1-entry LRU
+    cached.embed(["stored once"])
+    assert cached.computed == 2
+
+
+def test_engine_reuses_stored_embeddings_across_banks_and_restarts(tmp_path: Path, minilm: Embedder) -> None:
+    text = "Maya moved to Denver in May to lead the data team at Globex."
+    with Hindsight(tmp_path, embedder=minilm) as hs:
+        hs.bank("a").retain(text, timestamp="2024-05-01")
+        assert hs.embedder.computed == 1
+    with Hindsight(tmp_path, embedder=minilm) as hs:
+        hs.bank("b").retain(text, timestamp="2024-05-01")
+        assert hs.embedder.computed == 0  # found by content hash in the database
