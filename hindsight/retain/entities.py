@@ -212,8 +212,11 @@ class EntityResolver:
         """Pick the candidate this mention refers to, or decide it is a new entity.
 
         `context` holds the normalized names of the other entities of the same unit. Candidates
-        with an incompatible label or a rejected string match are skipped outright: context and
-        recency can raise a plausible name match, never create one. An exact match (sim_str 1.0,
+        with a rejected string match are skipped outright: context and recency can raise a
+        plausible name match, never create one. An incompatible label (PERSON vs ORG) rejects
+        every match but the literal exact one: spaCy's small model labels one name differently
+        from sentence to sentence ("DuckDB" PERSON, then ORG) far more often than two different
+        things share a name in one memory; among exact matches the compatible label still wins. An exact match (sim_str 1.0,
         also through a nickname: "Bob" ~ "Robert") always wins and is accepted even below the
         threshold: with the default weights a lone exact name scores 0.5 < 0.6, so applying the
         threshold literally would split "Alice" from "Alice" a month later.
@@ -228,13 +231,12 @@ class EntityResolver:
         alpha, beta, gamma = self.config.alpha, self.config.beta, self.config.gamma
         now, window, n_context = _aware(when), self._window, len(context)
         best: EntityCandidate | None = None
-        best_rank: tuple[int, float, float, bool, float] = (-1, 0.0, 0.0, False, 0.0)
+        best_rank: tuple[int, bool, float, float, bool, float] = (-1, False, 0.0, 0.0, False, 0.0)
         for cand in candidates:
             cgroup = _label_group(cand.label)
-            if group and cgroup and group != cgroup:
-                continue  # PERSON never merges with ORG/GPE/...; an unknown label fits anything
+            compatible = not (group and cgroup and group != cgroup)  # an unknown label fits anything
             string, literal = self._string_score(key, cand, table)
-            if string <= 0.0:
+            if string <= 0.0 or not (compatible or (literal and string >= 1.0)):
                 continue
             # sim_co: share of this unit's other entities already seen with the candidate.
             co = len(context & cand.cooccurring) / n_context if n_context else 0.0
@@ -247,13 +249,14 @@ class EntityResolver:
                 if window > 0.0:
                     temp = max(0.0, 1.0 - age / window)
             score = alpha * string + beta * co + gamma * temp
-            # Literal exact > nickname exact > the rest; then combined score, string score,
-            # literal over nickname, recency; the first candidate wins a full tie.
-            rank = ((2 if literal else 1) if string >= 1.0 else 0, score, string, literal, recency)
+            # Literal exact > nickname exact > the rest; then a compatible label, combined score,
+            # string score, literal over nickname, recency; the first candidate wins a full tie.
+            exact = (2 if literal else 1) if string >= 1.0 else 0
+            rank = (exact, compatible, score, string, literal, recency)
             if rank > best_rank:
                 best, best_rank = cand, rank
         alias = clean_mention(mention.text)
-        if best is None or (best_rank[0] == 0 and best_rank[1] < self.config.threshold - _EPS):
+        if best is None or (best_rank[0] == 0 and best_rank[2] < self.config.threshold - _EPS):
             return Resolution(None, alias, label, 1.0, 1.0, alias)
         cand_label = _norm_label(best.label)
         return Resolution(
@@ -261,7 +264,7 @@ class EntityResolver:
             name=best.name,
             # An unlabelled entity takes the first specific label it is seen with.
             label=label if cand_label == UNKNOWN_LABEL else cand_label,
-            score=best_rank[1],
-            string_score=best_rank[2],
+            score=best_rank[2],
+            string_score=best_rank[3],
             alias=alias,
         )
