@@ -28,6 +28,7 @@ from hindsight.models import (
     RetainResult,
     Source,
 )
+from hindsight.retain.pipeline import RetainRequest
 
 __version__ = "0.1.0"
 
@@ -35,5 +36,5 @@ __all__ = [
     "Bank", "BankNotFoundError", "BankProfile", "ConfigError", "ContentTooLargeError", "DirectoryLockedError",
     "Disposition", "Entity", "ExtractionError", "Hindsight", "HindsightConfig", "HindsightError",
     "InvalidBankIdError", "InvalidInputError", "LLMError", "Link", "LinkType", "MemoryUnit", "Message", "Network",
-    "RetainResult", "Source", "StoreError", "UnitNotFoundError", "__version__",
+    "RetainRequest", "RetainResult", "Source", "StoreError", "UnitNotFoundError", "__version__",
 ]

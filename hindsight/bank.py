@@ -15,7 +15,8 @@ from hindsight.errors import InvalidBankIdError, InvalidInputError, UnitNotFound
 from hindsight.graph_view import bank_graph
 from hindsight.index.manager import BankIndexes
 from hindsight.models import BankProfile, BankStats, Entity, Link, LinkType, MemoryUnit, Network, RetainResult
-from hindsight.retain.pipeline import BankHandle
+from hindsight.recall.types import RecallResult
+from hindsight.retain.pipeline import BankHandle, RetainRequest
 from hindsight.store.base import WriteBatch
 
 if TYPE_CHECKING:
@@ -84,6 +85,14 @@ class Bank:
             self._handle(), content, timestamp=timestamp, context=context, document_id=document_id
         )
 
+    def retain_many(self, requests: Iterable[RetainRequest]) -> list[RetainResult]:
+        """Retain several documents (e.g. a history import): every request is validated before anything is
+        written, the new units of all of them are embedded together, and each document commits atomically."""
+        items = list(requests)
+        if not all(isinstance(r, RetainRequest) for r in items):
+            raise InvalidInputError("retain_many takes RetainRequest items")
+        return self._engine.pipeline.retain_many(self._handle(), items)
+
     def forget(self, unit_id: str) -> None:
         """Remove a unit from the store, both indexes and the graph; orphaned entities go too."""
         with self._lock:
@@ -91,6 +100,25 @@ class Bank:
                 raise UnitNotFoundError(f"no unit {unit_id!r} in bank {self.id!r}")
             self._engine.store.apply(self.id, WriteBatch(delete_unit_ids=[unit_id]))
             self.indexes.sync()
+
+    # -- recall ------------------------------------------------------------------------------
+    def recall(
+        self,
+        query: str,
+        budget: int = 4096,
+        networks: Iterable[Network | str] | None = None,
+        query_time: datetime | str | None = None,
+        as_of: datetime | str | None = None,
+        top_k: int | None = None,
+    ) -> RecallResult:
+        """Units relevant to `query`, ranked and packed into `budget` tokens (cl100k_base), each explained.
+
+        `query_time` anchors relative phrases in the query ("last week"; default: `as_of`, else now, UTC);
+        `as_of` ignores units mentioned after it; `networks` keeps only those networks; `top_k` caps the hits.
+        """
+        return self._engine.recall_pipeline.recall(
+            self.indexes, query, budget=budget, networks=networks, query_time=query_time, as_of=as_of, top_k=top_k
+        )
 
     # -- inspection --------------------------------------------------------------------------
     def units(
@@ -134,6 +162,8 @@ class Bank:
                 self._indexes = None
 
     aretain = async_twin(retain)
+    arecall = async_twin(recall)
+    aretain_many = async_twin(retain_many)
     aforget = async_twin(forget)
     aunits = async_twin(units)
     aget_unit = async_twin(get_unit)

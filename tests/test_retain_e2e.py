@@ -320,3 +320,24 @@ def test_async_engine(memdir: Path, minilm: Embedder) -> None:
 def test_unknown_network_is_a_typed_error(sample_bank: Bank) -> None:
     with pytest.raises(InvalidInputError, match="unknown network"):
         sample_bank.units(network="dreams")
+
+
+def test_retain_many_equals_one_by_one_and_validates_first(hs: Hindsight) -> None:
+    from hindsight import RetainRequest
+
+    sessions = load_sample()
+    requests = [RetainRequest(s.messages, timestamp=s.date, document_id=s.id) for s in sessions]
+    bulk = hs.bank("bulk")
+    results = bulk.retain_many(requests)
+    single = hs.bank("single")
+    one_by_one = [single.retain(s.messages, timestamp=s.date, document_id=s.id) for s in sessions]
+    assert [r.created for r in results] == [r.created for r in one_by_one]
+    assert sorted(u.text for u in bulk.units()) == sorted(u.text for u in single.units())
+    assert bulk.stats().links == single.stats().links
+    assert [r.created for r in bulk.retain_many(requests)] == [0] * len(sessions)  # dedup holds in bulk
+    before = snapshot(bulk)
+    with pytest.raises(InvalidInputError):  # one bad request: nothing at all is written
+        bulk.retain_many([RetainRequest("a fresh, valid note", timestamp="2024-08-01"), RetainRequest("")])
+    assert snapshot(bulk) == before
+    with pytest.raises(InvalidInputError):
+        bulk.retain_many(["not a request"])  # type: ignore[list-item]

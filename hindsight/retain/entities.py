@@ -216,9 +216,9 @@ class EntityResolver:
         plausible name match, never create one. An incompatible label (PERSON vs ORG) rejects
         every match but the literal exact one: spaCy's small model labels one name differently
         from sentence to sentence ("DuckDB" PERSON, then ORG) far more often than two different
-        things share a name in one memory; among exact matches the compatible label still wins. An exact match (sim_str 1.0,
-        also through a nickname: "Bob" ~ "Robert") always wins and is accepted even below the
-        threshold: with the default weights a lone exact name scores 0.5 < 0.6, so applying the
+        things share a name in one memory; among exact matches the compatible label still wins.
+        An exact match (sim_str 1.0, also through a nickname: "Bob" ~ "Robert") always wins and is
+        accepted even below the threshold: with the default weights a lone exact name scores 0.5 < 0.6, so applying the
         threshold literally would split "Alice" from "Alice" a month later.
         Never raises on odd text; see `Resolution` for the empty-name case.
         """

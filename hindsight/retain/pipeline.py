@@ -10,11 +10,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+import numpy as np
+
 from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder
 from hindsight.index.manager import BankIndexes
 from hindsight.jobs import JobQueue, RetainEvent
-from hindsight.models import ExtractedFact, MemoryUnit, RetainResult
+from hindsight.models import Document, ExtractedFact, MemoryUnit, RetainResult
 from hindsight.retain.entities import EntityResolver
 from hindsight.retain.extractor import Extractor
 from hindsight.retain.links import CausalTarget, LinkBuilder, LinkInput
@@ -24,6 +26,29 @@ from hindsight.retain.temporal import format_date
 from hindsight.store.base import DocumentRecord, MemoryStore, NewUnit, WriteBatch
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class RetainRequest:
+    """The arguments of one retain call, for retain_many."""
+
+    content: Any
+    timestamp: Any = None
+    context: Any = None
+    document_id: Any = None
+
+
+@dataclass
+class _Prepared:
+    """A validated, extracted document waiting for its embeddings."""
+
+    doc: Document
+    digest: str
+    facts: list[ExtractedFact]
+    texts: list[str]
+    hashes: list[str]
+    to_embed: list[str]  # distinct texts of the units the document does not hold yet
+    unchanged: RetainResult | None = None
 
 
 @dataclass
@@ -80,51 +105,77 @@ class RetainPipeline:
     def retain(
         self, bank: BankHandle, content: Any, *, timestamp: Any = None, context: Any = None, document_id: Any = None
     ) -> RetainResult:
+        prepared = self._prepare(bank.bank_id, RetainRequest(content, timestamp, context, document_id))
+        if prepared.unchanged is not None:
+            return prepared.unchanged
+        vectors, _ = self.embedder.embed(prepared.to_embed)
+        return self._commit(bank, prepared, dict(zip(prepared.to_embed, vectors, strict=True)))
+
+    def retain_many(self, bank: BankHandle, requests: list[RetainRequest]) -> list[RetainResult]:
+        """Retain several documents: all are validated first, their new units embedded in one call,
+        then each document is committed atomically, in order."""
+        prepared = [self._prepare(bank.bank_id, r) for r in requests]
+        texts = list(dict.fromkeys(t for p in prepared for t in p.to_embed))
+        vectors, _ = self.embedder.embed(texts)
+        by_text = dict(zip(texts, vectors, strict=True))
+        return [p.unchanged or self._commit(bank, p, by_text) for p in prepared]
+
+    def _prepare(self, bank_id: str, request: RetainRequest) -> _Prepared:
+        """Validate, skip an unchanged document, extract and hash; nothing is written."""
         doc = normalize(
-            content, timestamp=timestamp, context=context, document_id=document_id, limits=self.config.limits,
+            request.content, timestamp=request.timestamp, context=request.context,
+            document_id=request.document_id, limits=self.config.limits,
             max_unit_chars=self.config.extractor.max_unit_chars,
         )
         digest = content_hash(doc.turns, doc.context)
-        unchanged = self._unchanged(bank.bank_id, doc.document_id, digest)
+        unchanged = self._unchanged(bank_id, doc.document_id, digest)
         if unchanged is not None:
-            return unchanged
+            return _Prepared(doc, digest, [], [], [], [], unchanged)
         facts = self.extractor.extract(doc) if doc.turns else []
         texts = [embed_text(f) for f in facts]
         hashes = [unit_hash(f, t) for f, t in zip(facts, texts, strict=True)]
-        existing = {u.content_hash: u for u in self.store.document_units(bank.bank_id, doc.document_id)}
-        new_idx = [i for i, h in enumerate(hashes) if h not in existing]
-        vectors, embed_hashes = self.embedder.embed([texts[i] for i in new_idx])
+        stored = {u.content_hash for u in self.store.document_units(bank_id, doc.document_id)}
+        to_embed = list(dict.fromkeys(t for t, h in zip(texts, hashes, strict=True) if h not in stored))
+        return _Prepared(doc, digest, facts, texts, hashes, to_embed)
+
+    def _commit(self, bank: BankHandle, p: _Prepared, vectors: dict[str, np.ndarray]) -> RetainResult:
+        """Resolve entities, build links and write one document in one transaction (vectors by text)."""
+        doc, facts, texts, hashes = p.doc, p.facts, p.texts, p.hashes
         with bank.lock:
-            again = self._unchanged(bank.bank_id, doc.document_id, digest)
+            again = self._unchanged(bank.bank_id, doc.document_id, p.digest)
             if again is not None:  # an identical concurrent retain won the race
                 return again
             existing = {u.content_hash: u for u in self.store.document_units(bank.bank_id, doc.document_id)}
             kept = {h: existing[h] for h in hashes if h in existing}
             removed = [u.id for h, u in existing.items() if h not in kept]
+            new_idx = [i for i, h in enumerate(hashes) if h not in kept]
+            missing = list(dict.fromkeys(texts[i] for i in new_idx if texts[i] not in vectors))
+            if missing:  # only when a concurrent retain changed the document since _prepare
+                extra, _ = self.embedder.embed(missing)
+                vectors = {**vectors, **dict(zip(missing, extra, strict=True))}
             now = datetime.now(timezone.utc)
             unit_ids = [kept[h].id if h in kept else uuid.uuid4().hex for h in hashes]
-            new_facts = [facts[i] for i in new_idx]
-            resolved = resolve_entities(self.store, self.resolver, bank.bank_id, new_facts)
+            resolved = resolve_entities(self.store, self.resolver, bank.bank_id, [facts[i] for i in new_idx])
             new_units: list[NewUnit] = []
             link_inputs: list[LinkInput] = []
             for j, i in enumerate(new_idx):
-                f = facts[i]
+                f, vector = facts[i], vectors[texts[i]]
                 unit = MemoryUnit(
                     id=unit_ids[i], bank_id=bank.bank_id, text=f.text, network=f.network,
                     occurred_start=f.occurred_start, occurred_end=f.occurred_end, mentioned_at=f.mentioned_at,
                     confidence=f.confidence, entities=resolved.names[j], source=f.source, context=doc.context,
                     content_hash=hashes[i], metadata=f.metadata, created_at=now,
                 )
-                new_units.append(NewUnit(unit, texts[i], embed_hashes[j], vectors[j], resolved.ids[j]))
+                new_units.append(NewUnit(unit, texts[i], self.embedder.hash(texts[i]), vector, resolved.ids[j]))
                 start, end = f.occurred_start or f.mentioned_at, f.occurred_end or f.mentioned_at
                 link_inputs.append(LinkInput(
-                    unit_id=unit.id, embedding=vectors[j], t_mid=(start.timestamp() + end.timestamp()) / 2,
+                    unit_id=unit.id, embedding=vector, t_mid=(start.timestamp() + end.timestamp()) / 2,
                     entity_ids=resolved.ids[j],
                     causal=[CausalTarget(unit_ids[r.target_index], r.kind, r.strength)
                             for r in f.causal if r.target_index < len(unit_ids)],
                 ))
             batch = WriteBatch(
-                document=DocumentRecord(doc.document_id, digest, doc.context, now),
+                document=DocumentRecord(doc.document_id, p.digest, doc.context, now),
                 add_units=new_units, delete_unit_ids=removed, entities=resolved.writes,
                 links=self.links.build(bank.bank_id, link_inputs, bank.indexes),
             )
