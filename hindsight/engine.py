@@ -14,30 +14,17 @@ from hindsight.asyncs import async_twin
 from hindsight.bank import Bank, validate_bank_id
 from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder, Embedder
-from hindsight.errors import BankNotFoundError, ConfigError, DirectoryLockedError, StoreClosedError
+from hindsight.errors import BankNotFoundError, DirectoryLockedError, StoreClosedError
 from hindsight.index.manager import BankIndexes
 from hindsight.jobs import JobQueue, RetainHook
 from hindsight.llm.base import LLM
 from hindsight.models import BankProfile
-from hindsight.retain.extractor import Extractor
+from hindsight.retain.extractor import make_extractor
 from hindsight.retain.pipeline import RetainPipeline
 from hindsight.store.base import MemoryStore
 from hindsight.store.sqlite import SQLiteStore
 
 log = logging.getLogger(__name__)
-
-
-def make_extractor(config: HindsightConfig, llm: LLM | None) -> Extractor:
-    """The configured extractor; `llm` needs an LLM instance."""
-    if config.extractor.backend == "nlp":
-        from hindsight.retain.nlp_extractor import NLPExtractor
-
-        return NLPExtractor(config.extractor)
-    if llm is None:
-        raise ConfigError("extractor 'llm' needs an LLM: pass Hindsight(llm=...) or configure an llm backend")
-    from hindsight.retain.llm_extractor import LLMExtractor
-
-    return LLMExtractor(llm, max_retries=config.llm.max_retries)
 
 
 class Hindsight:

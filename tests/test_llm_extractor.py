@@ -22,11 +22,7 @@ from hindsight.models import CausalKind, Document, Network, Turn
 from hindsight.retain.llm_extractor import LLMExtractor, compose_text, time_phrase
 from hindsight.retain.llm_prompts import extraction_messages
 from hindsight.retain.llm_schema import ExtractedFactOut, FactExtractionOut
-
-try:  # tests/ may or may not become a package
-    from tests.fake_llm import FakeScriptedLLM
-except ImportError:  # pragma: no cover
-    from fake_llm import FakeScriptedLLM  # type: ignore[no-redef]
+from tests.fake_llm import FakeScriptedLLM
 
 T0 = datetime(2024, 6, 10, 9, 30, tzinfo=UTC)  # a Monday
 

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING
 
+from hindsight.errors import ConfigError
 from hindsight.models import Document, ExtractedFact
+
+if TYPE_CHECKING:
+    from hindsight.config import HindsightConfig
+    from hindsight.llm.base import LLM
 
 
 class Extractor(ABC):
@@ -15,3 +21,16 @@ class Extractor(ABC):
     @abstractmethod
     def extract(self, document: Document) -> list[ExtractedFact]:
         """Return the facts of `document`, each with provenance pointing into its turns."""
+
+
+def make_extractor(config: HindsightConfig, llm: LLM | None) -> Extractor:
+    """The configured extractor; `llm` needs an LLM instance."""
+    if config.extractor.backend == "nlp":
+        from hindsight.retain.nlp_extractor import NLPExtractor
+
+        return NLPExtractor(config.extractor)
+    if llm is None:
+        raise ConfigError("extractor 'llm' needs an LLM: pass Hindsight(llm=...) or configure an llm backend")
+    from hindsight.retain.llm_extractor import LLMExtractor
+
+    return LLMExtractor(llm, max_retries=config.llm.max_retries)
