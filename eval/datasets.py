@@ -1,4 +1,4 @@
-"""Loaders for the benchmark files in their official formats (LoCoMo; LongMemEval follows in eval/longmemeval.py)."""
+"""LoCoMo loader for the official format (LongMemEval is loaded by eval/longmemeval_data.py)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,141 @@
+"""LongMemEval retrieval: session-level recall_any, recall_all and ndcg_any at k; evidence recall under a budget.
+
+    python eval/longmemeval.py retrieval --data longmemeval_s.json[.gz] --out OUT.json [--limit N] [--system S ...]
+        [--work DIR] [--budgets 1024 2048 4096] [--depth 50] [--bm25-tokens words|split] [--fresh]
+
+As in the official code (LongMemEval src/retrieval): abstention (_abs) questions and questions without a user-side
+has_answer turn are skipped; the baselines index user turns only; a session is relevant when its id contains
+"answer" and one of its user turns has has_answer; a turn ranking is read as sessions, extending k until k distinct
+sessions are covered; NDCG uses the official discount (eval/metrics.py).
+  session.*   DESIGN §7: a relevant session counts through any of its turns; NDCG over the first k sessions.
+  official.*  the official evaluate_retrieval_turn2session exactly: the non-evidence turns of an evidence session
+              count as another, irrelevant session ("noans_..."), and NDCG is taken over turns.
+budget_evidence_recall@B is the share of the relevant turns (user turns with has_answer) inside the context packed
+for B cl100k tokens: the baselines pack their ranked turns greedily, hindsight packs in recall (a unit covers the
+turns of its source.turn_ids).
+
+hindsight retains each question's haystack into its own bank (one session = one document, message ids
+"<session id>:<turn index>", timestamps = the session date) and recalls with query_time = the question date. The
+hindsight systems rank by the turns of their hits in order (a hit covering a user and an assistant turn yields both);
+their turn list is scored exactly like a baseline's.
+
+With several systems, each gets OUT with its name before the suffix and OUT holds the combined summary.
+Per-question results go to DIR/results as they are made; a rerun resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections import Counter
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from eval.haystack import BankDocument, Haystack, Retrieved
+from eval.longmemeval_data import LmeQuestion, load_longmemeval, session_of
+from eval.metrics import (
+    LME_KS,
+    budget_evidence_recall,
+    grouped_means,
+    mean_metrics,
+    official_session_label,
+    official_session_scores,
+    session_scores,
+)
+from eval.runner import (
+    Query,
+    QuestionResult,
+    Runner,
+    add_common_args,
+    chosen_systems,
+    digest,
+    print_groups,
+    print_summary,
+    write_reports,
+)
+from hindsight.embed.base import Embedder
+
+SUMMARY_COLUMNS = (
+    "session.recall_any@5", "session.recall_all@5", "session.ndcg_any@5", "session.recall_all@10",
+    "official.recall_all@5", "official.ndcg_any@5", "budget_evidence_recall@1024", "budget_evidence_recall@4096",
+)
+
+
+def haystack(question: LmeQuestion) -> Haystack:
+    """The question's history; the bank id carries a digest of it, so another file's haystack never reuses a bank."""
+    key = digest(f"{s.id}|{s.date.isoformat()}|{sum(len(t.content) for t in s.turns)}" for s in question.sessions)
+    return Haystack(
+        bank_id=f"lme-{question.question_id}-{key}",
+        # retain rejects a conversation without text; such a session holds nothing to find anyway.
+        documents=[BankDocument(s.id, s.messages(), s.date) for s in question.sessions
+                   if any(t.content.strip() for t in s.turns)],
+        corpus=question.user_turns(),
+    )
+
+
+def score(question: LmeQuestion, retrieved: Retrieved) -> tuple[dict[str, float], dict[str, Any]]:
+    relevant = question.relevant_turns()
+    correct = question.relevant_sessions()
+    sessions = [session_of(t) for t in retrieved.ranked_turns]
+    labels = [official_session_label(session_of(t), t in relevant) for t in retrieved.ranked_turns]
+    metrics: dict[str, float] = {}
+    effective_k = {}
+    for k in LME_KS:
+        for prefix, s in (("session", session_scores(sessions, correct, k)),
+                          ("official", official_session_scores(labels, correct, len(relevant), k))):
+            metrics[f"{prefix}.recall_any@{k}"] = s.recall_any
+            metrics[f"{prefix}.recall_all@{k}"] = s.recall_all
+            metrics[f"{prefix}.ndcg_any@{k}"] = round(s.ndcg_any, 6)
+        effective_k[k] = s.effective_k
+    for budget, packed in sorted(retrieved.packed.items()):
+        metrics[f"budget_evidence_recall@{budget}"] = round(budget_evidence_recall(packed, relevant), 6)
+    detail = {
+        "relevant_sessions": sorted(correct),
+        "relevant_turns": sorted(relevant),
+        "ranked_sessions": list(dict.fromkeys(sessions))[:10],
+        "ranked_turns": retrieved.ranked_turns[:20],
+        "official_effective_k": effective_k,
+    }
+    return metrics, detail
+
+
+def summarize(results: list[QuestionResult]) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    return mean_metrics(r.metrics for r in results), grouped_means([r.metrics for r in results],
+                                                                   [r.group for r in results])
+
+
+def retrieval(args: argparse.Namespace, embedder: Embedder | None) -> int:
+    questions = load_longmemeval(args.data)[: args.limit]
+    skipped = Counter(reason for q in questions if (reason := q.skip_reason()))
+    scored = {q.question_id: q for q in questions if q.skip_reason() is None}
+    queries = [Query(id=q.question_id, group=q.question_type, text=q.question, query_time=q.question_date,
+                     haystack=partial(haystack, q)) for q in scored.values()]
+    runner = Runner(args, "longmemeval", "per_type", {
+        "ks": list(LME_KS), "baseline_corpus": "user turns", "hindsight_ranking": "turns of the hits in rank order",
+    }, embedder)
+    reports = runner.run(chosen_systems(args.system), queries,
+                         lambda query, retrieved: score(scored[query.id], retrieved), summarize)
+    write_reports(args.out, reports, {"skipped": dict(skipped), "file_questions": len(questions)})
+    title = f"LongMemEval retrieval, {args.data.name}: {len(scored)} questions scored, skipped {dict(skipped)}"
+    print_summary(title, reports, SUMMARY_COLUMNS)
+    print_groups("per question type", reports, "per_type", "session.recall_all@5")
+    return 0
+
+
+def main(argv: list[str] | None = None, embedder: Embedder | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    sub = commands.add_parser("retrieval", help="retrieval metrics of the baselines and hindsight")
+    add_common_args(sub)
+    sub.add_argument("--limit", type=int, default=None, help="only the first N questions of the file")
+    args = parser.parse_args(argv)
+    return retrieval(args, embedder)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

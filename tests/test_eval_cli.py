@@ -1,0 +1,107 @@
+"""The benchmark scripts end to end on our own tiny fixtures: baselines always, hindsight once Bank.recall exists."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eval import locomo, longmemeval
+from eval.hindsight_system import RECALL_SWITCH, recall_available
+from hindsight.embed.base import Embedder
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LME = FIXTURES / "longmemeval_tiny.json"
+LOCOMO = FIXTURES / "locomo_tiny.json"
+needs_recall = pytest.mark.skipif(not recall_available(), reason="hindsight.bank.Bank has no recall() yet")
+
+
+def _run(script: Any, data: Path, tmp_path: Path, systems: list[str], embedder: Embedder | None = None) -> Path:
+    out = tmp_path / "out" / "result.json"
+    argv = ["retrieval", "--data", str(data), "--out", str(out), "--work", str(tmp_path / "work")]
+    for s in systems:
+        argv += ["--system", s]
+    assert script.main(argv, embedder=embedder) == 0
+    return out
+
+
+def _load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())
+
+
+def test_longmemeval_bm25_end_to_end_and_resume(tmp_path: Path) -> None:
+    out = _run(longmemeval, LME, tmp_path, ["bm25"])
+    report = _load(out)
+    assert {"dataset", "system", "questions", "seconds", "config", "metrics", "per_type", "per_question"} <= set(report)
+    assert report["system"] == "bm25" and report["questions"] == 1
+    assert report["skipped"] == {"abstention": 1}
+    metrics = report["metrics"]
+    # The evidence turn shares "move/moving, to, for, my, new, job" with the question and ranks first.
+    assert metrics["session.recall_any@1"] == 1.0
+    assert metrics["session.ndcg_any@1"] == 1.0
+    assert metrics["official.recall_all@1"] == 1.0
+    assert metrics["budget_evidence_recall@1024"] == 1.0
+    assert {f"session.{m}@{k}" for m in ("recall_any", "recall_all", "ndcg_any") for k in (1, 3, 5, 10)} <= set(metrics)
+    assert report["per_type"]["single-session-user"]["questions"] == 1
+    row = report["per_question"][0]
+    assert row["id"] == "t001" and row["detail"]["ranked_turns"][0] == "answer_t001_a:0"
+    # Only user turns are indexed by the baselines.
+    assert not any(t.endswith((":1", ":3")) for t in row["detail"]["ranked_turns"])
+    logs = list((tmp_path / "work" / "results").rglob("bm25-*.jsonl"))
+    assert len(logs) == 1 and len(logs[0].read_text().splitlines()) == 1
+    _run(longmemeval, LME, tmp_path, ["bm25"])  # resumes: nothing is recomputed
+    assert len(logs[0].read_text().splitlines()) == 1
+
+
+def test_longmemeval_hybrid_several_systems(tmp_path: Path, minilm: Embedder) -> None:
+    out = _run(longmemeval, LME, tmp_path, ["bm25", "hybrid"], minilm)
+    combined = _load(out)
+    assert combined["systems"] == ["bm25", "hybrid"]
+    assert set(combined["metrics"]) == {"bm25", "hybrid"}
+    hybrid = _load(out.with_name("result.hybrid.json"))
+    assert hybrid["system"] == "hybrid" and hybrid["config"]["rrf_k"] == 60
+    assert hybrid["metrics"]["session.recall_all@3"] == 1.0
+    assert (tmp_path / "work" / "vectors.sqlite").exists()
+
+
+def test_locomo_bm25_and_hybrid(tmp_path: Path, minilm: Embedder) -> None:
+    out = _run(locomo, LOCOMO, tmp_path, ["bm25", "hybrid"], minilm)
+    for name in ("bm25", "hybrid"):
+        report = _load(out.with_name(f"result.{name}.json"))
+        assert report["questions"] == 3
+        assert set(report["per_category"]) == {"2", "4", "5"}
+        metrics = report["metrics"]
+        # Eight turns in all: every evidence turn is within the top 50 and within 1024 tokens.
+        assert metrics["evidence_recall@50"] == 1.0 and metrics["budget_evidence_recall@1024"] == 1.0
+        assert "category5.evidence_recall@10" in metrics
+        q1 = next(r for r in report["per_question"] if r["id"] == "conv-t1:q0")
+        assert q1["metrics"]["evidence_recall@5"] == 1.0
+        q2 = next(r for r in report["per_question"] if r["id"] == "conv-t1:q1")
+        assert q2["detail"]["evidence"] == ["D2:1", "D2:3"]
+    bm25 = _load(out.with_name("result.bm25.json"))
+    # Categories 1-4 only in the headline: the mean of q0 and q1.
+    per_q = {r["id"]: r["metrics"]["evidence_recall@5"] for r in bm25["per_question"]}
+    assert bm25["metrics"]["evidence_recall@5"] == pytest.approx((per_q["conv-t1:q0"] + per_q["conv-t1:q1"]) / 2)
+    assert bm25["metrics"]["category5.evidence_recall@5"] == per_q["conv-t1:q2"]
+
+
+@needs_recall
+def test_hindsight_end_to_end(tmp_path: Path, minilm: Embedder) -> None:
+    out = _run(longmemeval, LME, tmp_path, ["hindsight", "hindsight-no-graph"], minilm)
+    for name in ("hindsight", "hindsight-no-graph"):
+        report = _load(out.with_name(f"result.{name}.json"))
+        assert report["questions"] == 1
+        row = report["per_question"][0]
+        # Provenance maps hits back to turns of the haystack's sessions.
+        assert row["detail"]["ranked_turns"] and all(":" in t for t in row["detail"]["ranked_turns"])
+        assert 0.0 <= report["metrics"]["session.recall_any@5"] <= 1.0
+        assert "budget_evidence_recall@4096" in report["metrics"]
+    ablation = _load(out.with_name("result.hindsight-no-graph.json"))["config"]["hindsight"]["recall"]
+    assert ablation[RECALL_SWITCH.format(channel="graph")] is False
+    # Both systems used the one bank retained into the shared memory directory.
+    assert len(list((tmp_path / "work" / "hindsight-longmemeval" / "banks").iterdir())) == 1
+    out = _run(locomo, LOCOMO, tmp_path, ["hindsight"], minilm)
+    report = _load(out)
+    assert report["questions"] == 3 and report["metrics"]["evidence_recall@50"] == 1.0
