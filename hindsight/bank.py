@@ -15,6 +15,7 @@ from hindsight.errors import InvalidBankIdError, InvalidInputError, UnitNotFound
 from hindsight.graph_view import bank_graph
 from hindsight.index.manager import BankIndexes
 from hindsight.models import BankProfile, BankStats, Entity, Link, LinkType, MemoryUnit, Network, RetainResult
+from hindsight.recall.types import RecallResult
 from hindsight.retain.pipeline import BankHandle, RetainRequest
 from hindsight.store.base import WriteBatch
 
@@ -100,6 +101,25 @@ class Bank:
             self._engine.store.apply(self.id, WriteBatch(delete_unit_ids=[unit_id]))
             self.indexes.sync()
 
+    # -- recall ------------------------------------------------------------------------------
+    def recall(
+        self,
+        query: str,
+        budget: int = 4096,
+        networks: Iterable[Network | str] | None = None,
+        query_time: datetime | str | None = None,
+        as_of: datetime | str | None = None,
+        top_k: int | None = None,
+    ) -> RecallResult:
+        """Units relevant to `query`, ranked and packed into `budget` tokens (cl100k_base), each explained.
+
+        `query_time` anchors relative phrases in the query ("last week"; default: `as_of`, else now, UTC);
+        `as_of` ignores units mentioned after it; `networks` keeps only those networks; `top_k` caps the hits.
+        """
+        return self._engine.recall_pipeline.recall(
+            self.indexes, query, budget=budget, networks=networks, query_time=query_time, as_of=as_of, top_k=top_k
+        )
+
     # -- inspection --------------------------------------------------------------------------
     def units(
         self, network: Network | str | None = None, limit: int | None = None, offset: int = 0
@@ -142,6 +162,7 @@ class Bank:
                 self._indexes = None
 
     aretain = async_twin(retain)
+    arecall = async_twin(recall)
     aretain_many = async_twin(retain_many)
     aforget = async_twin(forget)
     aunits = async_twin(units)

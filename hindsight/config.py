@@ -79,6 +79,63 @@ class LLMConfig(_Section):
     max_retries: int = Field(2, ge=0, description="re-asks after unparseable or invalid output")
 
 
+class RecallConfig(_Section):
+    """Recall: four channels fused by RRF, an optional reranker, knowledge updates, token-budget packing."""
+
+    # Channel switches: an ablation is one flag.
+    semantic_enabled: bool = True
+    lexical_enabled: bool = True
+    graph_enabled: bool = True
+    temporal_enabled: bool = True
+    # Candidates each channel contributes to fusion.
+    semantic_pool: int = Field(100, ge=1)
+    lexical_pool: int = Field(100, ge=1)
+    temporal_pool: int = Field(100, ge=1)
+    filter_oversample: int = Field(4, ge=1, description="index hits fetched per wanted hit when filtering")
+    rrf_k: int = Field(60, ge=1)
+    max_query_chars: int = Field(10_000, ge=1)
+    # Spreading activation: A(j) = max over edges i-j of A(i) * weight * decay * mu(type), from the top semantic
+    # hits. The multipliers are starting points (entity and causal > 1, semantic and temporal <= 1), to be measured.
+    graph_seeds: int = Field(5, ge=1, description="top semantic hits that seed the activation")
+    graph_decay: float = Field(0.8, gt=0, lt=1)
+    graph_min_activation: float = Field(0.1, ge=0, description="activation below this does not spread")
+    graph_max_hops: int = Field(3, ge=1)
+    graph_max_nodes: int = Field(200, ge=1, description="activated units, seeds included")
+    graph_max_fanout: int = Field(32, ge=1, description="strongest edges followed out of one unit")
+    graph_mu_entity: float = Field(1.2, gt=0)
+    graph_mu_causal: float = Field(2.0, gt=0, description="causes / caused_by")
+    graph_mu_causal_weak: float = Field(1.5, gt=0, description="enables / prevents")
+    graph_mu_semantic: float = Field(1.0, gt=0, le=1)
+    graph_mu_temporal: float = Field(0.8, gt=0, le=1)
+    graph_entity_specificity: bool = Field(True, description="scale entity links by how rare the shared entity is")
+    # Units whose occurrence interval overlaps the query's but whose midpoint lies farther outside it than this
+    # score 0 and are not scanned for.
+    temporal_margin_days: float = Field(31.0, ge=0)
+    # The offline default is to be chosen by measurement on the dev data; until then fused (RRF) order is kept.
+    rerank: Literal["none", "blend", "cross-encoder"] = "none"
+    rerank_model: str | None = Field(
+        None, description="cross-encoder path or name, e.g. cross-encoder/ms-marco-MiniLM-L-6-v2 (not shipped)"
+    )
+    rerank_top_n: int = Field(50, ge=1, description="fused candidates the reranker reorders")
+    rerank_device: str = "cpu"
+    rerank_batch_size: int = Field(16, ge=1)
+    # blend: w_rrf * fused/max_fused + w_cos * cosine(query, unit) + w_recency * recency (latest-state queries).
+    blend_rrf_weight: float = Field(1.0, ge=0)
+    blend_cosine_weight: float = Field(1.0, ge=0)
+    blend_recency_weight: float = Field(0.3, ge=0)
+    blend_cosine_source: Literal["stored", "text"] = Field(
+        "stored", description="stored: the unit's embedding (text + date); text: embed the hit text per query"
+    )
+    # Knowledge updates: an older candidate is superseded by a newer one about the same thing (see updates.py).
+    updates_enabled: bool = True
+    update_window: int = Field(10, ge=2, description="top candidates compared pairwise")
+    update_min_cosine: float = Field(0.5, ge=-1, le=1)
+    update_min_relevance: float = Field(0.7, ge=0, description="the newer unit's query cosine vs the older's")
+    update_min_gap_hours: float = Field(24.0, ge=0)
+    update_shared_entity: bool = True
+    update_require_cue: bool = Field(True, description="the newer unit must state a change (moved, now, ...)")
+
+
 class HindsightConfig(_Section):
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
     extractor: ExtractorConfig = Field(default_factory=ExtractorConfig)
@@ -87,6 +144,7 @@ class HindsightConfig(_Section):
     store: StoreConfig = Field(default_factory=StoreConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
+    recall: RecallConfig = Field(default_factory=RecallConfig)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HindsightConfig:

@@ -19,6 +19,7 @@ from hindsight.index.manager import BankIndexes
 from hindsight.jobs import JobQueue, RetainHook
 from hindsight.llm.base import LLM
 from hindsight.models import BankProfile
+from hindsight.recall.pipeline import RecallPipeline
 from hindsight.retain.extractor import make_extractor
 from hindsight.retain.pipeline import RetainPipeline
 from hindsight.store.base import MemoryStore
@@ -51,6 +52,7 @@ class Hindsight:
         self._embedder_override = embedder
         self._embedder: CachedEmbedder | None = None
         self._pipeline: RetainPipeline | None = None
+        self._recall_pipeline: RecallPipeline | None = None
         self._lock = threading.RLock()
         self._banks: dict[str, Bank] = {}
         self.jobs = JobQueue()
@@ -95,6 +97,14 @@ class Hindsight:
                     self.config, self.store, self.embedder, make_extractor(self.config, self.llm), self.jobs
                 )
             return self._pipeline
+
+    @property
+    def recall_pipeline(self) -> RecallPipeline:
+        with self._lock:
+            self._check_open()
+            if self._recall_pipeline is None:
+                self._recall_pipeline = RecallPipeline(self.config, self.store, self.embedder)
+            return self._recall_pipeline
 
     def _open_indexes(self, bank_id: str) -> BankIndexes:
         return BankIndexes(self.store, bank_id, self.path / "banks" / bank_id, self.embedder.dim, self.config.store)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,8 +43,8 @@ class DerivedIndex(ABC):
 
 class VectorIndex(DerivedIndex):
     @abstractmethod
-    def search(self, vector: np.ndarray, k: int) -> list[IndexHit]:
-        """Nearest labels by cosine similarity, best first."""
+    def search(self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None) -> list[IndexHit]:
+        """Nearest labels by cosine similarity, best first; only labels `allowed` accepts, when given."""
 
     @abstractmethod
     def save(self) -> None:

@@ -36,7 +36,8 @@ def query_terms(text: str) -> list[str]:
     """The searchable terms of free text: lower-cased words minus stopwords, deduplicated, in order."""
     seen: dict[str, None] = {}
     for word in _WORD.findall(text.lower()):
-        if word not in _STOPWORDS and word not in seen:
+        # A lone letter is mostly a clitic split off by the tokenizer ("Maya's" -> "maya", "s").
+        if (len(word) > 1 or word.isdigit()) and word not in _STOPWORDS and word not in seen:
             seen[word] = None
     return list(seen)[:_MAX_QUERY_TERMS]
 

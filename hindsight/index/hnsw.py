@@ -7,7 +7,7 @@ import logging
 import os
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -148,7 +148,7 @@ class HnswIndex(VectorIndex):
                     self._alive.discard(label)
             self.watermark = max(self.watermark, watermark)
 
-    def search(self, vector: np.ndarray, k: int) -> list[IndexHit]:
+    def search(self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None) -> list[IndexHit]:
         with self.lock.read():
             k = min(k, len(self._alive))
             if k <= 0:
@@ -156,7 +156,7 @@ class HnswIndex(VectorIndex):
             query = np.asarray(vector, dtype=np.float32).reshape(1, -1)
             while True:
                 try:
-                    labels, dists = self._index.knn_query(query, k=k)
+                    labels, dists = self._index.knn_query(query, k=k, filter=allowed)
                     break
                 except RuntimeError:
                     # Too few reachable live nodes for k (many deletions): ask for fewer.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -80,8 +81,10 @@ class BankIndexes:
             index.remove(dels, top)
         index.add_units(units, top)
 
-    def search_vectors(self, vector: np.ndarray, k: int) -> list[IndexHit]:
-        return self.vectors.search(vector, k)
+    def search_vectors(
+        self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None
+    ) -> list[IndexHit]:
+        return self.vectors.search(vector, k, allowed)
 
     def search_lexical(self, query: str, k: int) -> list[IndexHit]:
         return self.lexical.search(query, k)

@@ -8,7 +8,7 @@ from datetime import datetime
 
 import numpy as np
 
-from hindsight.models import BankProfile, BankStats, Entity, EntityAlias, Link, MemoryUnit, Network
+from hindsight.models import BankProfile, BankStats, Entity, EntityAlias, Link, LinkType, MemoryUnit, Network
 from hindsight.retain.entities import EntityCandidate
 
 
@@ -85,6 +85,50 @@ class TimeNeighbour:
     t_mid: float
 
 
+@dataclass(frozen=True)
+class UnitFilter:
+    """Which units a read may return: some networks only, and/or units mentioned at or before `as_of`."""
+
+    networks: frozenset[Network] | None = None
+    as_of: datetime | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.networks is not None or self.as_of is not None
+
+
+@dataclass
+class GraphEdge:
+    """A link seen from one of its ends (`src`, a label asked for) to the other (`dst`), which passed the filter."""
+
+    src: int
+    dst: int
+    dst_id: str
+    type: LinkType
+    subtype: str | None
+    weight: float
+
+
+@dataclass(frozen=True)
+class EntityRef:
+    """A canonical entity as recall sees it: id, name and NER label."""
+
+    id: str
+    name: str
+    label: str
+
+
+@dataclass
+class TimedUnit:
+    """A unit found by time: its label, id, occurrence interval (epoch seconds) and midpoint."""
+
+    label: int
+    unit_id: str
+    start: float
+    end: float
+    t_mid: float
+
+
 class MemoryStore(ABC):
     """Persistent storage of all banks. Implementations must apply a WriteBatch atomically."""
 
@@ -138,6 +182,29 @@ class MemoryStore(ABC):
     def unit_entity_pairs(self, bank_id: str) -> list[UnitEntity]:
         """The unit-entity rows of a bank, for graph views."""
 
+    # recall
+    @abstractmethod
+    def neighbour_links(
+        self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None
+    ) -> list[GraphEdge]:
+        """Every link touching one of `labels`, either direction, seen from that end; the far end passes the filter."""
+    @abstractmethod
+    def units_in_time(
+        self, bank_id: str, start: datetime, end: datetime, margin_s: float, limit: int,
+        unit_filter: UnitFilter | None = None,
+    ) -> list[TimedUnit]:
+        """Units whose occurrence overlaps [start, end] and whose midpoint lies within `margin_s` of it: up to
+        `limit` on each side of the range's midpoint, nearest first."""
+    @abstractmethod
+    def entities_of_units(self, bank_id: str, labels: list[int]) -> dict[int, list[EntityRef]]:
+        """The canonical entities each unit mentions (units without entities are left out)."""
+    @abstractmethod
+    def entity_unit_counts(self, bank_id: str, entity_ids: list[str]) -> dict[str, int]:
+        """How many units mention each entity."""
+    @abstractmethod
+    def filtered_labels(self, bank_id: str, unit_filter: UnitFilter) -> set[int]:
+        """The labels of all the bank's units that pass the filter."""
+
     # derived-index support
     @abstractmethod
     def last_change(self, bank_id: str) -> int: ...
@@ -147,7 +214,8 @@ class MemoryStore(ABC):
     def indexed_units(self, bank_id: str, labels: list[int] | None = None) -> list[IndexedUnit]:
         """Units by label (all of the bank's when labels is None)."""
     @abstractmethod
-    def labels_to_ids(self, bank_id: str, labels: list[int]) -> dict[int, str]: ...
+    def labels_to_ids(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> dict[int, str]:
+        """Ids of the labels' units that exist (and pass the filter)."""
 
     @abstractmethod
     def stats(self, bank_id: str) -> BankStats: ...

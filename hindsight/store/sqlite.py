@@ -30,12 +30,14 @@ from hindsight.store.base import (
     DocumentRecord,
     IndexedUnit,
     MemoryStore,
+    UnitFilter,
     WriteBatch,
 )
 from hindsight.store.sqlite_graph import GraphQueries
 from hindsight.store.sqlite_schema import SCHEMA, SCHEMA_VERSION
 from hindsight.store.sqlite_util import chunks as _chunks
 from hindsight.store.sqlite_util import dt as _dt
+from hindsight.store.sqlite_util import filter_sql as _filter_sql
 from hindsight.store.sqlite_util import marks as _marks
 from hindsight.store.sqlite_util import ts as _ts
 
@@ -327,14 +329,19 @@ class SQLiteStore(GraphQueries, MemoryStore):
                 rows += self._query(sql + f"+bank_id=? AND label IN ({_marks(len(part))})", (bank_id, *part))
         return [IndexedUnit(r[0], r[1], np.frombuffer(r[2], dtype=np.float32), r[3]) for r in rows]
 
-    def labels_to_ids(self, bank_id: str, labels: list[int]) -> dict[int, str]:
+    def labels_to_ids(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> dict[int, str]:
+        where, params = _filter_sql(unit_filter)
         out: dict[int, str] = {}
         for part in _chunks(labels):
             out.update(
-                self._query(f"SELECT label, id FROM units WHERE +bank_id=? AND label IN ({_marks(len(part))})",
-                            (bank_id, *part))
+                self._query(f"SELECT label, id FROM units WHERE +bank_id=? AND label IN ({_marks(len(part))}){where}",
+                            (bank_id, *part, *params))
             )
         return out
+
+    def filtered_labels(self, bank_id: str, unit_filter: UnitFilter) -> set[int]:
+        where, params = _filter_sql(unit_filter, "")  # the (bank_id, network) index may narrow the scan
+        return {r[0] for r in self._query(f"SELECT label FROM units WHERE bank_id=?{where}", (bank_id, *params))}
 
     def stats(self, bank_id: str) -> BankStats:
         units = {n.value: 0 for n in Network}

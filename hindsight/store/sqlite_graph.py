@@ -1,16 +1,23 @@
-"""Graph reads of the SQLite store: entity candidates, entities, links and time neighbours."""
+"""Graph and time reads of the SQLite store: entity candidates, entities, links, time neighbours, recall."""
 
 from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from hindsight.models import Entity, EntityAlias, Link, LinkType
 from hindsight.retain.entities import EntityCandidate, normalize_name
-from hindsight.store.base import TimeNeighbour, UnitEntity
+from hindsight.store.base import EntityRef, GraphEdge, TimedUnit, TimeNeighbour, UnitEntity, UnitFilter
+from hindsight.store.sqlite_util import chunks as _chunks
 from hindsight.store.sqlite_util import dt as _dt
+from hindsight.store.sqlite_util import filter_sql as _filter_sql
 from hindsight.store.sqlite_util import marks as _marks
+
+# A unit's occurrence interval; without one, the moment it was mentioned.
+_START = "coalesce(occurred_start, occurred_end, mentioned_at)"
+_END = "coalesce(occurred_end, occurred_start, mentioned_at)"
 
 
 class GraphQueries:
@@ -111,3 +118,64 @@ class GraphQueries:
             (bank_id,),
         )
         return [UnitEntity(r[0], r[1]) for r in rows]
+
+    def neighbour_links(
+        self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None
+    ) -> list[GraphEdge]:
+        where, params = _filter_sql(unit_filter, "+u.")
+        out: list[GraphEdge] = []
+        for part in _chunks(sorted(set(labels))):
+            # One pass per direction, each an index lookup: the primary key leads with src, links_dst with dst.
+            for near, far in (("src", "dst"), ("dst", "src")):
+                rows = self._query(
+                    f"SELECT l.{near}, l.{far}, u.id, l.type, l.subtype, l.weight FROM links l "
+                    f"JOIN units u ON u.label=l.{far} WHERE l.{near} IN ({_marks(len(part))}) AND +u.bank_id=?{where}",
+                    (*part, bank_id, *params),
+                )
+                out += [GraphEdge(r[0], r[1], r[2], LinkType(r[3]), r[4], r[5]) for r in rows]
+        return out
+
+    def units_in_time(
+        self, bank_id: str, start: datetime, end: datetime, margin_s: float, limit: int,
+        unit_filter: UnitFilter | None = None,
+    ) -> list[TimedUnit]:
+        lo, hi = start.timestamp(), end.timestamp()
+        mid = (lo + hi) / 2
+        where, params = _filter_sql(unit_filter)
+        head = f"SELECT label, id, {_START}, {_END}, t_mid FROM units WHERE bank_id=? AND "
+        tail = f" AND {_START}<=? AND {_END}>=?{where}"
+        # Walk the (bank_id, t_mid) index outwards from the midpoint in both directions.
+        after = self._query(
+            head + f"t_mid>=? AND t_mid<=?{tail} ORDER BY t_mid ASC, label ASC LIMIT ?",
+            (bank_id, mid, hi + margin_s, hi, lo, *params, limit),
+        )
+        before = self._query(
+            head + f"t_mid<? AND t_mid>=?{tail} ORDER BY t_mid DESC, label DESC LIMIT ?",
+            (bank_id, mid, lo - margin_s, hi, lo, *params, limit),
+        )
+        found = [TimedUnit(r[0], r[1], r[2], r[3], r[4]) for r in after + before]
+        found.sort(key=lambda u: (abs(u.t_mid - mid), u.label))
+        return found
+
+    def entities_of_units(self, bank_id: str, labels: list[int]) -> dict[int, list[EntityRef]]:
+        out: dict[int, list[EntityRef]] = {}
+        for part in _chunks(sorted(set(labels))):
+            for label, eid, name, kind in self._query(
+                "SELECT ue.unit_label, e.id, e.name, e.label FROM unit_entities ue "
+                f"JOIN entities e ON e.id=ue.entity_id WHERE ue.unit_label IN ({_marks(len(part))}) AND +e.bank_id=?",
+                (*part, bank_id),
+            ):
+                out.setdefault(label, []).append(EntityRef(eid, name, kind))
+        return out
+
+    def entity_unit_counts(self, bank_id: str, entity_ids: list[str]) -> dict[str, int]:
+        # Entity ids are random and never shared between banks, so the count needs no join: it is a range
+        # scan of the (entity_id, unit_label) primary key.
+        out: dict[str, int] = {}
+        for part in _chunks(sorted(set(entity_ids))):
+            out.update(self._query(
+                f"SELECT entity_id, count(*) FROM unit_entities WHERE entity_id IN ({_marks(len(part))}) "
+                "GROUP BY entity_id",
+                part,
+            ))
+        return out

@@ -6,6 +6,8 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+from hindsight.store.base import UnitFilter
+
 MAX_VARS = 500  # stay well under SQLite's bound-parameter limit
 
 
@@ -24,3 +26,23 @@ def chunks(items: Sequence[Any], size: int = MAX_VARS) -> Iterator[Sequence[Any]
 
 def marks(n: int) -> str:
     return ",".join("?" * n)
+
+
+def filter_sql(unit_filter: UnitFilter | None, column_prefix: str = "+") -> tuple[str, list[Any]]:
+    """An SQL fragment (" AND ...", or "") and its parameters restricting units to the filter.
+
+    The default "+" prefix keeps the planner from choosing an index for the filter over the caller's lookup;
+    pass "+u." for a joined alias `u`, or "" to let the filter use an index.
+    """
+    if unit_filter is None:
+        return "", []
+    sql = ""
+    params: list[Any] = []
+    if unit_filter.networks is not None:
+        nets = sorted(n.value for n in unit_filter.networks)
+        sql += f" AND {column_prefix}network IN ({marks(len(nets))})" if nets else " AND 0"
+        params += nets
+    if unit_filter.as_of is not None:
+        sql += f" AND {column_prefix}mentioned_at <= ?"
+        params.append(unit_filter.as_of.timestamp())
+    return sql, params

@@ -1,0 +1,1 @@
+"""Recall: four retrieval channels, RRF fusion, reranking and token-budget packing."""

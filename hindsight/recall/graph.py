@@ -1,0 +1,167 @@
+"""Graph channel: spreading activation over the typed links from the top semantic hits.
+
+`A(j, t+1) = max over edges (i - j) of A(i, t) * w * decay * mu(type)`: links are undirected for traversal, a
+seed starts at its cosine similarity, activation below `min_activation` does not spread,
+and the hop and node budgets bound the work. Each hit keeps the simple path by which it got its activation.
+
+An entity link's stored weight is 1.0 whatever the entity; at recall it is scaled by the specificity of the
+rarest entity the two units share, `log(1 + N / df) / log(1 + N)` (N units in the bank, df of them mention the
+entity). Otherwise an entity in every unit (a conversation's speakers) would activate the whole bank equally.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from hindsight.config import RecallConfig
+from hindsight.models import CausalKind, LinkType
+from hindsight.recall.ranked import RankedItem
+from hindsight.recall.types import PathStep
+from hindsight.store.base import GraphEdge, MemoryStore, UnitFilter
+
+Neighbours = Callable[[list[int]], list[GraphEdge]]
+
+_STRONG_CAUSAL = frozenset({CausalKind.CAUSES.value, CausalKind.CAUSED_BY.value, None})
+
+
+@dataclass(frozen=True)
+class SpreadParams:
+    """The decay, cut-off, budgets and per-type multipliers of one spreading activation."""
+
+    decay: float = 0.8
+    min_activation: float = 0.1
+    max_hops: int = 3
+    max_nodes: int = 200
+    max_fanout: int = 32
+    mu_entity: float = 1.2
+    mu_causal: float = 2.0
+    mu_causal_weak: float = 1.5
+    mu_semantic: float = 1.0
+    mu_temporal: float = 0.8
+
+    @classmethod
+    def from_config(cls, c: RecallConfig) -> SpreadParams:
+        return cls(
+            decay=c.graph_decay, min_activation=c.graph_min_activation, max_hops=c.graph_max_hops,
+            max_nodes=c.graph_max_nodes, max_fanout=c.graph_max_fanout, mu_entity=c.graph_mu_entity,
+            mu_causal=c.graph_mu_causal, mu_causal_weak=c.graph_mu_causal_weak, mu_semantic=c.graph_mu_semantic,
+            mu_temporal=c.graph_mu_temporal,
+        )
+
+    def mu(self, edge: GraphEdge) -> float:
+        """The multiplier of an edge's link type (and causal subtype)."""
+        if edge.type is LinkType.ENTITY:
+            return self.mu_entity
+        if edge.type is LinkType.CAUSAL:
+            return self.mu_causal if edge.subtype in _STRONG_CAUSAL else self.mu_causal_weak
+        if edge.type is LinkType.SEMANTIC:
+            return self.mu_semantic
+        return self.mu_temporal
+
+
+def spread(seeds: Sequence[RankedItem], neighbours: Neighbours, params: SpreadParams) -> list[RankedItem]:
+    """Activated units, seeds included (a seed's path is itself), by activation, then hops, then label."""
+    activation: dict[int, float] = {}
+    paths: dict[int, list[PathStep]] = {}
+    for seed in seeds:
+        a = min(1.0, max(0.0, seed.score))
+        if a >= params.min_activation and seed.label not in activation:
+            activation[seed.label] = a
+            paths[seed.label] = [PathStep(unit_id=seed.unit_id, via=None, activation=a)]
+    frontier = sorted(activation)
+    for _ in range(params.max_hops):
+        if not frontier:
+            break
+        best: dict[int, tuple[float, GraphEdge]] = {}
+        for edge in _strongest(neighbours(frontier), frontier, params):
+            a = activation[edge.src] * edge.weight * params.decay * params.mu(edge)
+            if a < params.min_activation or a <= activation.get(edge.dst, 0.0):
+                continue
+            if any(step.unit_id == edge.dst_id for step in paths[edge.src]):
+                continue  # keep paths simple: a multiplier above 1 must not pay for going round a cycle
+            if edge.dst not in best or a > best[edge.dst][0]:
+                best[edge.dst] = (a, edge)
+        # Synchronous update: every relaxation of this hop read the activations of the previous one.
+        frontier = []
+        for dst, (a, edge) in sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0])):
+            if dst not in activation and len(activation) >= params.max_nodes:
+                continue
+            activation[dst] = a
+            paths[dst] = [*paths[edge.src], PathStep(unit_id=edge.dst_id, via=edge.type, activation=a)]
+            frontier.append(dst)
+    reached = list(activation)
+    reached.sort(key=lambda label: (-activation[label], len(paths[label]), label))
+    return [RankedItem(label, paths[label][-1].unit_id, activation[label], paths[label]) for label in reached]
+
+
+def _strongest(edges: list[GraphEdge], frontier: list[int], params: SpreadParams) -> list[GraphEdge]:
+    """At most `max_fanout` edges out of each frontier unit, the strongest (weight * mu) first."""
+    by_src: dict[int, list[GraphEdge]] = {label: [] for label in frontier}
+    for edge in edges:
+        if edge.src in by_src:
+            by_src[edge.src].append(edge)
+    out: list[GraphEdge] = []
+    for label in frontier:
+        group = by_src[label]
+        group.sort(key=lambda e: (-e.weight * params.mu(e), e.dst))
+        out += group[: params.max_fanout]
+    return out
+
+
+def specificity(df: int, n: int) -> float:
+    """`log(1 + n / df) / log(1 + n)`: 1 for an entity of one unit, near 0 for one in every unit."""
+    n = max(n, df, 2)
+    return math.log1p(n / max(df, 1)) / math.log1p(n)
+
+
+class EntityCounts:
+    """Cached unit counts per entity, dropped for a bank whenever its change log moves."""
+
+    _MAX_ENTRIES = 200_000
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self._lock = threading.Lock()
+        self._seq: dict[str, int] = {}
+        self._counts: dict[str, dict[str, int]] = {}
+
+    def get(self, bank_id: str, entity_ids: set[str]) -> dict[str, int]:
+        """Unit counts of the entities, from the cache where it is current."""
+        seq = self.store.last_change(bank_id)
+        with self._lock:
+            if self._seq.get(bank_id) != seq or len(self._counts.get(bank_id, {})) > self._MAX_ENTRIES:
+                self._seq[bank_id], self._counts[bank_id] = seq, {}
+            known = self._counts[bank_id]
+            missing = [e for e in entity_ids if e not in known]
+        fetched = self.store.entity_unit_counts(bank_id, missing) if missing else {}
+        with self._lock:
+            if self._seq.get(bank_id) == seq:
+                self._counts[bank_id].update(fetched)
+        return {e: fetched.get(e, known.get(e, 0)) for e in entity_ids}
+
+
+def store_neighbours(
+    store: MemoryStore, bank_id: str, unit_filter: UnitFilter, bank_size: int, counts: EntityCounts | None
+) -> Neighbours:
+    """Neighbours read from the store; with `counts`, entity links are scaled by entity specificity."""
+
+    def neighbours(labels: list[int]) -> list[GraphEdge]:
+        edges = store.neighbour_links(bank_id, labels, unit_filter)
+        entity_edges = [e for e in edges if e.type is LinkType.ENTITY]
+        if counts is None or not entity_edges:
+            return edges
+        mentions = {
+            label: {ref.id for ref in refs}
+            for label, refs in store.entities_of_units(bank_id, [*labels, *(e.dst for e in entity_edges)]).items()
+        }
+        df = counts.get(bank_id, set().union(*mentions.values()) if mentions else set())
+        for e in entity_edges:
+            shared = mentions.get(e.src, set()) & mentions.get(e.dst, set())
+            # No shared entity left (one was forgotten): the link no longer stands for anything.
+            e.weight *= max((specificity(df[x], bank_size) for x in shared), default=0.0)
+        return edges
+
+    return neighbours

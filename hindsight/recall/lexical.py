@@ -1,0 +1,30 @@
+"""Lexical channel: BM25 over the units' indexed text (FTS5); query text is never parsed as FTS syntax."""
+
+from __future__ import annotations
+
+from hindsight.index.manager import BankIndexes
+from hindsight.recall.ranked import RankedItem, resolve_hits
+from hindsight.store.base import MemoryStore, UnitFilter
+
+# FTS5 floors the IDF of a term found in most units at 1e-6, so a unit that matches only such terms scores
+# about that much: it shares nothing distinctive with the query and is left out.
+_MIN_SCORE = 1e-4
+# When the filter rejects most hits, one wider search follows; FTS5 scores every match anyway, so a larger
+# limit costs little more than resolving the extra labels.
+_WIDEN = 16
+
+
+def lexical_search(
+    store: MemoryStore, indexes: BankIndexes, query: str, pool: int, unit_filter: UnitFilter, oversample: int
+) -> list[RankedItem]:
+    """Up to `pool` units by BM25 score, best first, all passing the filter."""
+
+    def search(k: int) -> tuple[list[RankedItem], bool]:
+        hits = [h for h in indexes.search_lexical(query, k) if h.score >= _MIN_SCORE]
+        return resolve_hits(store, indexes.bank_id, hits, unit_filter), len(hits) >= k
+
+    k = pool * oversample if unit_filter.active else pool
+    items, more = search(k)
+    if unit_filter.active and len(items) < pool and more:
+        items, _ = search(k * _WIDEN)
+    return items[:pool]

@@ -1,0 +1,74 @@
+"""Validation of recall arguments into a RecallRequest; bad arguments raise InvalidInputError."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from hindsight.errors import ContentTooLargeError, InvalidInputError
+from hindsight.models import Network
+from hindsight.retain.normalize import clean_text, parse_time
+from hindsight.store.base import UnitFilter
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    """Validated recall arguments. `text` is the query made safe (no control characters or lone surrogates)."""
+
+    query: str
+    text: str
+    budget: int
+    top_k: int | None
+    query_time: datetime
+    as_of: datetime | None
+    unit_filter: UnitFilter
+
+
+def _count(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidInputError(f"{what} must be an integer, got {type(value).__name__}")
+    if value < 0:
+        raise InvalidInputError(f"{what} must be >= 0, got {value}")
+    return int(value)
+
+
+def _networks(value: Any) -> frozenset[Network] | None:
+    if value is None:
+        return None
+    items: Iterable[Any] = [value] if isinstance(value, (str, Network)) else value
+    try:
+        items = list(items)
+    except TypeError as exc:
+        raise InvalidInputError(f"networks must be a list of network names, got {type(value).__name__}") from exc
+    out = set()
+    for item in items:
+        try:
+            out.add(Network(item))
+        except ValueError as exc:
+            raise InvalidInputError(
+                f"unknown network {str(item)[:64]!r}; expected one of {[n.value for n in Network]}"
+            ) from exc
+    return frozenset(out)
+
+
+def make_request(
+    query: Any, budget: Any, networks: Any, query_time: Any, as_of: Any, top_k: Any, max_query_chars: int
+) -> RecallRequest:
+    """Check and normalize recall arguments. query_time defaults to as_of when given, else to now (UTC)."""
+    if not isinstance(query, str):
+        raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+    if not query.strip():
+        raise InvalidInputError("query is empty")
+    if len(query) > max_query_chars:
+        raise ContentTooLargeError(f"a query of {len(query):,} characters exceeds the limit of {max_query_chars:,}")
+    budget = _count(budget, "budget")
+    top_k = None if top_k is None else _count(top_k, "top_k")
+    as_of_t = parse_time(as_of, "as_of")
+    when = parse_time(query_time, "query_time") or as_of_t or datetime.now(timezone.utc)
+    return RecallRequest(
+        query=query, text=clean_text(query), budget=budget, top_k=top_k, query_time=when, as_of=as_of_t,
+        unit_filter=UnitFilter(networks=_networks(networks), as_of=as_of_t),
+    )

@@ -1,0 +1,150 @@
+"""Rerankers of the fused top candidates, chosen by `recall.rerank`.
+
+- `none`: no rerank scores; the fused (RRF) order stands.
+- `blend` (offline): `w_rrf * fused / max_fused + w_cos * cosine(query, unit) + w_recency * recency`, where the
+  cosine is taken against the unit's stored embedding (its text with its date) or against the embedded hit text,
+  and recency (0 for the oldest candidate .. 1 for the newest, by mention time) counts only when the query asks
+  for the current state ("now", "currently", "latest", "still", ...).
+- `cross-encoder`: a sentence-transformers CrossEncoder (the paper's ms-marco-MiniLM-L-6-v2, from a path or a
+  model name the local Hugging Face cache holds) scores (query, hit text) pairs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hindsight.config import RecallConfig
+from hindsight.errors import ConfigError
+from hindsight.recall.ranked import Candidate
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+
+_LATEST = re.compile(
+    r"\b(?:current(?:ly)?|now|nowadays|these days|latest|most recent(?:ly)?|still|any ?more|at the moment|"
+    r"at present|presently)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_latest(query: str) -> bool:
+    """Whether the query asks for the current state of something rather than its history."""
+    return _LATEST.search(query) is not None
+
+
+@dataclass
+class RerankQuery:
+    """What a reranker knows of the query."""
+
+    text: str
+    vector: np.ndarray | None
+    latest: bool
+
+
+class Reranker(ABC):
+    """Scores candidates for a query; higher is better. None means: keep the fused order."""
+
+    name: str
+    needs_vectors: bool = False  # the candidates' stored embeddings
+    needs_query_vector: bool = False
+
+    @abstractmethod
+    def scores(self, query: RerankQuery, candidates: Sequence[Candidate]) -> list[float] | None:
+        """One score per candidate, or None to keep their order."""
+
+
+class KeepOrder(Reranker):
+    """No reranking: the fused order stands."""
+
+    name = "none"
+
+    def scores(self, query: RerankQuery, candidates: Sequence[Candidate]) -> list[float] | None:
+        return None
+
+
+class BlendReranker(Reranker):
+    """Fused score, query-unit cosine and (for latest-state queries) recency, weighted."""
+
+    name = "blend"
+
+    def __init__(self, config: RecallConfig, embed: Callable[[list[str]], np.ndarray] | None = None) -> None:
+        self.w_rrf = config.blend_rrf_weight
+        self.w_cos = config.blend_cosine_weight
+        self.w_recency = config.blend_recency_weight
+        self.source = config.blend_cosine_source
+        if self.source == "text" and embed is None:
+            raise ConfigError("blend reranking on the hit text needs an embedder")
+        self.embed = embed
+        self.needs_vectors = self.source == "stored" and self.w_cos > 0
+        self.needs_query_vector = self.w_cos > 0
+
+    def scores(self, query: RerankQuery, candidates: Sequence[Candidate]) -> list[float] | None:
+        if not candidates:
+            return []
+        top = max(c.fused.score for c in candidates) or 1.0
+        out = np.array([self.w_rrf * c.fused.score / top for c in candidates])
+        if self.w_cos > 0 and query.vector is not None:
+            out += self.w_cos * self._cosines(query.vector, candidates)
+        if self.w_recency > 0 and query.latest:
+            times = np.array([c.unit.mentioned_at.timestamp() for c in candidates])
+            spread = times.max() - times.min()
+            if spread > 0:
+                out += self.w_recency * (times - times.min()) / spread
+        return [float(x) for x in out]
+
+    def _cosines(self, vector: np.ndarray, candidates: Sequence[Candidate]) -> np.ndarray:
+        if self.source == "text":
+            assert self.embed is not None
+            return np.asarray(self.embed([c.text for c in candidates]) @ vector, dtype=np.float64)
+        return np.array([float(c.vector @ vector) if c.vector is not None else 0.0 for c in candidates])
+
+
+class CrossEncoderReranker(Reranker):
+    """A sentence-transformers CrossEncoder over (query, hit text) pairs."""
+
+    name = "cross-encoder"
+
+    def __init__(self, model: str, device: str = "cpu", batch_size: int = 16) -> None:
+        # Weights come from a path or the local cache; never let the hub client try the network.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import CrossEncoder
+
+        try:
+            self._model: Any = CrossEncoder(model, device=device)
+        except Exception as exc:
+            raise ConfigError(
+                f"cannot load cross-encoder {model!r} (set recall.rerank_model to a local model folder): {exc}"
+            ) from exc
+        self.batch_size = batch_size
+        # A fast tokenizer fails ("Already borrowed") when two threads use it at once.
+        self._lock = threading.Lock()
+        log.info("loaded cross-encoder reranker %s", model)
+
+    def scores(self, query: RerankQuery, candidates: Sequence[Candidate]) -> list[float] | None:
+        if not candidates:
+            return []
+        pairs = [(query.text, c.text) for c in candidates]
+        with self._lock:
+            out = self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False)
+        return [float(x) for x in np.asarray(out).reshape(len(candidates), -1)[:, 0]]
+
+
+def make_reranker(config: RecallConfig, embed: Callable[[list[str]], np.ndarray] | None = None) -> Reranker:
+    """The reranker `config.rerank` names."""
+    if config.rerank == "blend":
+        return BlendReranker(config, embed)
+    if config.rerank == "cross-encoder":
+        return CrossEncoderReranker(config.rerank_model or DEFAULT_CROSS_ENCODER, config.rerank_device,
+                                    config.rerank_batch_size)
+    return KeepOrder()

@@ -1,0 +1,42 @@
+"""Temporal channel: units whose occurrence overlaps the time range the query names."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from hindsight.recall.ranked import RankedItem
+from hindsight.recall.types import TimeRange
+from hindsight.retain.temporal import find_time_expressions
+from hindsight.store.base import MemoryStore, UnitFilter
+
+_DAY_S = 86_400.0
+
+
+def query_time_range(query: str, query_time: datetime) -> TimeRange | None:
+    """The range the query's time expressions cover (all of them: "between March and May"), or None."""
+    spans = find_time_expressions(query, query_time)
+    if not spans:
+        return None
+    return TimeRange(
+        start=min(s.start for s in spans), end=max(s.end for s in spans), text="; ".join(s.text for s in spans)
+    )
+
+
+def temporal_score(start: float, end: float, time_range: TimeRange) -> float:
+    """`1 - |mid_f - mid_Q| / (dt / 2)` clamped to [0, 1]; dt is the query range's length (epoch seconds in)."""
+    lo, hi = time_range.start.timestamp(), time_range.end.timestamp()
+    half = max((hi - lo) / 2, 1.0)
+    distance = abs((start + end) / 2 - (lo + hi) / 2)
+    return min(1.0, max(0.0, 1.0 - distance / half))
+
+
+def temporal_search(
+    store: MemoryStore, bank_id: str, time_range: TimeRange, pool: int, margin_days: float, unit_filter: UnitFilter
+) -> list[RankedItem]:
+    """Up to `pool` overlapping units, the one whose midpoint is nearest the range's first."""
+    found = store.units_in_time(
+        bank_id, time_range.start, time_range.end, margin_days * _DAY_S, pool, unit_filter
+    )
+    items = [RankedItem(u.label, u.unit_id, temporal_score(u.start, u.end, time_range)) for u in found]
+    items.sort(key=lambda item: -item.score)  # stable: equal scores keep the store's nearest-first order
+    return items[:pool]

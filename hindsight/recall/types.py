@@ -1,0 +1,71 @@
+"""Typed results of recall: every hit explains which channels found it and why."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+
+from pydantic import BaseModel, Field
+
+from hindsight.models import LinkType, MemoryUnit
+
+
+class Channel(str, Enum):
+    """The four retrieval channels."""
+
+    SEMANTIC = "semantic"
+    LEXICAL = "lexical"
+    GRAPH = "graph"
+    TEMPORAL = "temporal"
+
+
+class ChannelHit(BaseModel):
+    """One channel's verdict on a unit: its 1-based rank in that channel and the channel's raw score."""
+
+    channel: Channel
+    rank: int = Field(ge=1)
+    score: float
+
+
+class PathStep(BaseModel):
+    """One hop of the link path by which spreading activation reached a graph hit."""
+
+    unit_id: str
+    via: LinkType | None = None  # None for the seed
+    activation: float
+
+
+class TimeRange(BaseModel):
+    """The time constraint parsed from a query."""
+
+    start: datetime
+    end: datetime
+    text: str
+
+
+class RecallHit(BaseModel):
+    """A recalled unit with the text handed to reranker and caller, and its explanation."""
+
+    unit: MemoryUnit
+    text: str  # the unit text with its formatted date and the date relative to query_time
+    tokens: int
+    channels: list[ChannelHit]
+    fused_score: float
+    rerank_score: float | None = None
+    score: float  # the final ordering score
+    path: list[PathStep] = Field(default_factory=list)
+    superseded_by: str | None = None  # a newer unit that states a different value for the same thing
+
+
+class RecallResult(BaseModel):
+    """Ranked, budget-packed hits of one recall call."""
+
+    query: str  # as recalled: control characters and lone surrogates replaced, whitespace collapsed
+    query_time: datetime
+    as_of: datetime | None = None
+    time_range: TimeRange | None = None
+    budget: int
+    tokens_used: int
+    hits: list[RecallHit]
+    candidates: int = 0
+    timings_ms: dict[str, float] = Field(default_factory=dict)

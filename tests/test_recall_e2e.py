@@ -1,0 +1,312 @@
+"""Acceptance tests of recall with real parts: MiniLM, spaCy, SQLite, HNSW and FTS5, on the sample conversation."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import threading
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hindsight import Hindsight, InvalidInputError, LinkType, Message, Network
+from hindsight.bank import Bank
+from hindsight.config import HindsightConfig, RecallConfig
+from hindsight.embed.base import Embedder
+from hindsight.errors import ConfigError, ContentTooLargeError
+from hindsight.recall.format import TokenCounter
+from hindsight.recall.pipeline import RecallPipeline
+from hindsight.recall.types import Channel, RecallHit, RecallResult
+from hindsight.retain.temporal import format_date
+from hindsight.sample import load_sample
+
+QT = datetime(2024, 7, 10, 12, tzinfo=timezone.utc)
+APRIL = (datetime(2024, 4, 1, tzinfo=timezone.utc), datetime(2024, 5, 1, tzinfo=timezone.utc))
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder) -> Iterator[Hindsight]:
+    hs = Hindsight(tmp_path_factory.mktemp("recall") / "memdir", embedder=minilm)
+    bank = hs.bank("sample")
+    for s in load_sample():
+        bank.retain(s.messages, timestamp=s.date, document_id=s.id)
+    bank.retain([Message(speaker="Ava", role="assistant", content="I recommended Red Rocks to Maya for hiking.")],
+                timestamp="2024-06-10T10:00:00", document_id="ava-note")
+    bank.retain([Message(speaker="Maya", role="user", content=f"{who}'s gym locker code is {code}.")
+                 for who, code in (("Maya", "QX7713"), ("Bob", "QX7731"), ("Priya", "XQ7731"))],
+                timestamp="2024-06-12T10:00:00", document_id="lockers")
+    yield hs
+    hs.close()
+
+
+@pytest.fixture(scope="module")
+def bank(engine: Hindsight) -> Bank:
+    return engine.bank("sample")
+
+
+def pipeline(hs: Hindsight, **recall: Any) -> RecallPipeline:
+    return RecallPipeline(HindsightConfig(recall=RecallConfig(**recall)), hs.store, hs.embedder)
+
+
+def hit_with(result: RecallResult, text: str) -> tuple[int, RecallHit]:
+    return next((i, h) for i, h in enumerate(result.hits) if text in h.unit.text)
+
+
+def channel(hit: RecallHit, ch: Channel) -> int | None:
+    return next((c.rank for c in hit.channels if c.channel is ch), None)
+
+
+# -- channels -------------------------------------------------------------------------------------
+
+
+def test_lexical_finds_an_exact_identifier(bank: Bank) -> None:
+    result = bank.recall("QX7731", query_time=QT)
+    top = result.hits[0]
+    assert "Bob's gym locker code is QX7731" in top.unit.text
+    assert channel(top, Channel.LEXICAL) == 1
+    # Only the exact token matches lexically; the look-alike codes do not.
+    assert [h.unit.id for h in result.hits if channel(h, Channel.LEXICAL)] == [top.unit.id]
+
+
+def test_semantic_finds_a_paraphrase(bank: Bank) -> None:
+    top = bank.recall("What pet did Maya get?", query_time=QT).hits[0]
+    assert "a beagle named Pepper" in top.unit.text
+    assert channel(top, Channel.SEMANTIC) == 1 and channel(top, Channel.LEXICAL) is None
+
+
+def test_graph_reaches_a_unit_through_an_entity_link(engine: Hindsight, bank: Bank) -> None:
+    p = pipeline(engine, semantic_pool=3, lexical_enabled=False, temporal_enabled=False, updates_enabled=False)
+    result = p.recall(bank.indexes, "Who waited at the finish line with a sign?", query_time=QT)
+    seeds = {h.unit.id for h in result.hits if channel(h, Channel.SEMANTIC)}
+    graph_only = [h for h in result.hits if [c.channel for c in h.channels] == [Channel.GRAPH]]
+    via_entity = [h for h in graph_only if h.path[-1].via is LinkType.ENTITY]
+    assert via_entity, [h.path for h in graph_only]
+    for hit in via_entity:
+        assert hit.path[0].via is None and hit.path[0].unit_id in seeds
+        assert hit.path[-1].unit_id == hit.unit.id and len(hit.path) >= 2
+        for a, b in zip(hit.path, hit.path[1:], strict=False):  # every step is a stored link
+            assert any({link.src, link.dst} == {a.unit_id, b.unit_id} for link in bank.links(a.unit_id))
+    bob = next(h for h in via_entity if "Robert Smith" in h.unit.text)  # Bob, reached through Bob
+    assert channel(bob, Channel.GRAPH) is not None
+
+
+def test_temporal_query_returns_the_period_first(bank: Bank) -> None:
+    result = bank.recall("What did Maya do in April 2024?", query_time=QT)
+    assert result.time_range is not None
+    assert (result.time_range.start, result.time_range.end.date().isoformat()) == (APRIL[0], "2024-04-30")
+
+    def in_april(hit: RecallHit) -> bool:
+        u = hit.unit
+        start, end = u.occurred_start or u.mentioned_at, u.occurred_end or u.mentioned_at
+        return start < APRIL[1] and end >= APRIL[0]
+
+    assert all(in_april(h) for h in result.hits[:3]), [h.text[:80] for h in result.hits[:3]]
+    assert channel(result.hits[0], Channel.TEMPORAL) is not None
+    temporal = sorted((h for h in result.hits if channel(h, Channel.TEMPORAL)),
+                      key=lambda h: channel(h, Channel.TEMPORAL) or 0)
+    assert temporal and all(in_april(h) for h in temporal)
+
+
+def test_channels_switch_off_one_flag_each(engine: Hindsight, bank: Bank) -> None:
+    for name in ("semantic", "lexical", "graph", "temporal"):
+        p = pipeline(engine, **{f"{name}_enabled": False})
+        result = p.recall(bank.indexes, "What did Maya do in April 2024?", query_time=QT)
+        assert result.hits and all(c.channel.value != name for h in result.hits for c in h.channels)
+        assert name not in result.timings_ms or name == "semantic"  # graph seeds still need semantic search
+
+
+# -- budget, filters, hostile input ----------------------------------------------------------------
+
+
+def test_budget_is_respected(bank: Bank) -> None:
+    everything = bank.recall("Maya and Bob", budget=10**7, query_time=QT)
+    assert len(everything.hits) == everything.candidates > 10
+    counter = TokenCounter()
+    assert all(h.tokens == counter.count(h.text) for h in everything.hits)
+    assert everything.tokens_used == sum(h.tokens for h in everything.hits)
+    smallest = min(h.tokens for h in everything.hits)
+    for budget in (0, smallest - 1, smallest, 150, 600, 4096):
+        result = bank.recall("Maya and Bob", budget=budget, query_time=QT)
+        assert result.tokens_used == sum(h.tokens for h in result.hits) <= budget
+        assert (len(result.hits) > 0) == (budget >= smallest)
+    assert len(bank.recall("Maya and Bob", top_k=2, query_time=QT).hits) == 2
+    assert bank.recall("Maya and Bob", top_k=0).hits == []
+
+
+def test_as_of_and_networks_filter_every_channel(bank: Bank) -> None:
+    as_of = datetime(2024, 4, 30, tzinfo=timezone.utc)
+    for query in ("Where does Maya live?", "What did Maya do last week?", "Bob Denver Globex"):
+        result = bank.recall(query, as_of=as_of, budget=10**6)
+        assert result.hits and result.query_time == as_of
+        assert all(h.unit.mentioned_at <= as_of for h in result.hits)
+        assert not any("moved to Denver" in h.unit.text for h in result.hits)
+    experience = bank.recall("Red Rocks hiking", networks=["experience"], query_time=QT)
+    assert [h.unit.network for h in experience.hits] == [Network.EXPERIENCE]
+    assert bank.recall("Red Rocks hiking", networks=[Network.OPINION, "observation"], query_time=QT).hits == []
+    world = bank.recall("Red Rocks hiking", networks="world", query_time=QT)
+    assert world.hits and all(h.unit.network is Network.WORLD for h in world.hits)
+    with pytest.raises(InvalidInputError, match="unknown network"):
+        bank.recall("Red Rocks", networks=["dreams"])
+
+
+def test_filtered_semantic_search_looks_past_rejected_neighbours(engine: Hindsight, bank: Bank) -> None:
+    p = pipeline(engine, semantic_pool=1, filter_oversample=2, lexical_enabled=False, graph_enabled=False,
+                 temporal_enabled=False)
+    result = p.recall(bank.indexes, "Maya finished the Boston Marathon", networks=["experience"], query_time=QT)
+    assert [h.unit.network for h in result.hits] == [Network.EXPERIENCE]
+    assert channel(result.hits[0], Channel.SEMANTIC) == 1
+
+
+HOSTILE = [
+    'NEAR(maya bob)', '"unbalanced', "maya* OR bob AND NOT ^x", "'; DROP TABLE units; --", "\x00\x00",
+    "a\ud800b", "\udfff", "{}[]()^~:*", "<|endoftext|> Bob", "SELECT * FROM units WHERE 1=1", "%_\\", "col:value",
+    "🏃‍♀️ marathon", "Maya " * 1500, "\u202eevil\u202c", "\x01\x02", "last week last month in 2019 on the 31st",
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_hostile_queries_never_raise(bank: Bank, query: str) -> None:
+    result = bank.recall(query, budget=500, query_time=QT)
+    assert result.tokens_used <= 500
+    ids = [h.unit.id for h in result.hits]
+    assert len(bank._engine.store.get_units(bank.id, ids)) == len(ids)
+
+
+def test_bad_arguments_are_typed_errors(bank: Bank) -> None:
+    for kwargs in ({"query": ""}, {"query": "\n\t\r"}, {"query": 3}, {"query": "q", "budget": -1},
+                   {"query": "q", "top_k": -1}, {"query": "q", "query_time": "soon"}):
+        with pytest.raises(InvalidInputError):
+            bank.recall(**kwargs)
+    with pytest.raises(ContentTooLargeError):
+        bank.recall("x" * 10_001)
+
+
+# -- knowledge updates and explanations ------------------------------------------------------------
+
+
+def test_knowledge_update_prefers_the_newer_state(bank: Bank) -> None:
+    result = bank.recall("Where does Maya live?", query_time=QT)
+    boston_rank, boston = hit_with(result, "I live in Boston")
+    denver_rank, denver = hit_with(result, "I moved to Denver")
+    assert boston.superseded_by == denver.unit.id
+    assert denver_rank < boston_rank and denver.superseded_by is None
+    assert denver.score >= boston.score
+    # A question about a period is not a question about the current state.
+    april = bank.recall("Where did Maya live in April 2024?", query_time=QT)
+    assert all(h.superseded_by is None for h in april.hits)
+
+
+def test_hits_explain_themselves(bank: Bank) -> None:
+    result = bank.recall("Who waited at the finish line with a sign?", query_time=QT)
+    assert result.hits and result.candidates >= len(result.hits)
+    for stage in ("embed", "semantic", "lexical", "graph", "temporal", "fusion", "rerank", "pack", "total"):
+        assert result.timings_ms[stage] >= 0.0
+    for above, hit in zip(result.hits, result.hits[1:], strict=False):
+        assert above.score >= hit.score
+    for hit in result.hits:
+        assert hit.channels and all(c.rank >= 1 for c in hit.channels)
+        assert hit.fused_score == pytest.approx(math.fsum(1 / (60 + c.rank) for c in hit.channels))
+        assert hit.rerank_score is None
+        assert hit.text.startswith(f"[{format_date(hit.unit.mentioned_at)} (") and hit.unit.text in hit.text
+        assert "before)" in hit.text.split("]")[0]
+        if channel(hit, Channel.GRAPH):
+            assert hit.path and hit.path[0].via is None and hit.path[-1].unit_id == hit.unit.id
+    assert result.hits[0].text.startswith("[Saturday, April 20, 2024 (3 months before)] Maya: Bob was waiting")
+
+
+def test_async_twin(bank: Bank) -> None:
+    result = asyncio.run(bank.arecall("What pet did Maya get?", query_time=QT, top_k=1))
+    assert len(result.hits) == 1 and "beagle" in result.hits[0].unit.text
+
+
+# -- rerankers --------------------------------------------------------------------------------------
+
+
+def test_blend_reranker(engine: Hindsight, bank: Bank) -> None:
+    p = pipeline(engine, rerank="blend", rerank_top_n=10)
+    result = p.recall(bank.indexes, "What pet did Maya get?", query_time=QT, budget=10**6)
+    assert "beagle" in result.hits[0].unit.text
+    assert all(h.rerank_score is not None for h in result.hits[:10])
+    assert all(h.rerank_score is None for h in result.hits[10:])
+    for above, hit in zip(result.hits, result.hits[1:], strict=False):
+        assert above.score >= hit.score
+    text = pipeline(engine, rerank="blend", blend_cosine_source="text", rerank_top_n=5)
+    assert text.recall(bank.indexes, "What pet did Maya get?", query_time=QT).hits[0].rerank_score is not None
+
+
+def tiny_cross_encoder(path: Path) -> Path:
+    """A randomly initialized two-layer BERT with a one-logit head and a tiny word-piece vocabulary."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "maya", "bob", "where", "does", "live", "boston", "denver"]
+    (path / "vocab.txt").write_text("\n".join(words) + "\n")
+    BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(words), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128, num_labels=1)
+    BertForSequenceClassification(config).save_pretrained(path)
+    return path
+
+
+def test_cross_encoder_reranker(engine: Hindsight, bank: Bank, tmp_path: Path) -> None:
+    model = tiny_cross_encoder(tmp_path)
+    p = pipeline(engine, rerank="cross-encoder", rerank_model=str(model), rerank_top_n=8)
+    result = p.recall(bank.indexes, "Where does Maya live?", query_time=QT, budget=10**6)
+    scored = [h.rerank_score for h in result.hits[:8]]
+    assert all(isinstance(s, float) for s in scored) and len(set(scored)) > 1
+    assert all(h.rerank_score is None for h in result.hits[8:])
+    for above, hit in zip(result.hits, result.hits[1:], strict=False):
+        assert above.score >= hit.score
+    missing = pipeline(engine, rerank="cross-encoder", rerank_model=str(tmp_path / "absent"))
+    with pytest.raises(ConfigError, match="cross-encoder"):
+        missing.recall(bank.indexes, "Where does Maya live?")
+
+
+# -- concurrency ------------------------------------------------------------------------------------
+
+
+def test_recall_from_several_threads_while_another_retains(hs: Hindsight) -> None:
+    bank = hs.bank("busy")
+    sessions = load_sample()
+    bank.retain(sessions[0].messages, timestamp=sessions[0].date, document_id=sessions[0].id)
+    errors: list[BaseException] = []
+    seen: set[str] = set()
+    writing = threading.Event()
+    writing.set()
+
+    def writer() -> None:
+        try:
+            for s in sessions[1:]:
+                bank.retain(s.messages, timestamp=s.date, document_id=s.id)
+            for i in range(4):
+                bank.retain(f"Maya ran {5 + i} miles along Clear Creek with Pepper.", timestamp=f"2024-07-0{3 + i}")
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            writing.clear()
+
+    def reader(query: str) -> None:
+        try:
+            rounds = 0
+            while writing.is_set() or rounds < 2:
+                result = bank.recall(query, budget=800, query_time=QT)
+                assert result.tokens_used <= 800
+                seen.update(h.unit.id for h in result.hits)
+                rounds += 1
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer)] + [
+        threading.Thread(target=reader, args=(q,))
+        for q in ("Where does Maya live?", "What did Maya do in April 2024?", "Pepper beagle Denver")
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    assert seen and seen <= {u.id for u in bank.units()}
