@@ -136,6 +136,9 @@ class ExtractedFact(BaseModel):
     source: Source
     confidence: float | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # Words that help find the fact without being part of it (the question an answer replies to): embedded and
+    # indexed, never returned as the unit's text.
+    context: str | None = None
 
     @field_validator("occurred_start", "occurred_end", "mentioned_at")
     @classmethod

@@ -88,3 +88,39 @@ def test_ner_filters_labels() -> None:
     ner = SpacyNER(["PERSON"])
     [mentions] = ner.mentions(["I met Alice in Berlin in 2020."])
     assert [(m.text, m.label) for m in mentions] == [("Alice", "PERSON")]
+
+
+def test_unit_quotes_the_question_its_first_turn_answers(extractor: NLPExtractor) -> None:
+    d = doc(("Ann", None, "I went hiking.", DAY1),
+            ("Bob", None, "Nice! What motivated you to become a nurse? Tell me.", DAY1),
+            ("Ann", None, "My mother was one; she inspired me.", DAY1),
+            ("Bob", None, "That is lovely.", DAY1),
+            ("Bob", None, "Anyway, bye.", DAY1))
+    first, second, third = extractor.extract(d)
+    assert first.context is None
+    assert second.context == "(Bob had said: What motivated you to become a nurse?)"
+    # The quote is found with the unit but is not part of its text or provenance.
+    assert second.text == "Ann: My mother was one; she inspired me.\nBob: That is lovely."
+    assert second.source.turn_ids == ["t2", "t3"]
+    assert third.context is None  # the same speaker goes on: nothing to answer
+
+
+def test_lead_prefers_the_last_question_and_respects_the_limit() -> None:
+    ext = NLPExtractor(ExtractorConfig(window_turns=1, context_chars=40))
+    long_question = "So tell me, after all these years of work and travel, what made you pick nursing?"
+    d = doc(("Ann", None, f"Nice. {long_question}", DAY1), ("Bob", None, "My mother.", DAY1),
+            ("Bob", None, "Next day.", DAY2))
+    _, answer, next_day = ext.extract(d)
+    assert answer.context is not None and answer.context.startswith("(Ann had said: ...")
+    assert answer.context.endswith("what made you pick nursing?)")
+    assert len(answer.context) <= len("(Ann had said: ...)") + 40
+    assert next_day.context is None  # another day: not an answer to it
+    assert NLPExtractor(ExtractorConfig(context_chars=0)).extract(d)[1].context is None
+
+
+def test_embedded_text_carries_the_context_before_the_dated_text(extractor: NLPExtractor) -> None:
+    from hindsight.retain.pipeline import embed_text
+
+    d = doc(("Ann", None, "Where do you run?", DAY1), ("Bob", None, "Hi.", DAY1), ("Ann", None, "By the lake.", DAY1))
+    fact = extractor.extract(d)[1]
+    assert embed_text(fact) == "(Bob had said: Hi.)\nAnn: By the lake. (on Sunday, June 9, 2024)"

@@ -30,6 +30,7 @@ _CAUSAL_CUE = re.compile(
     re.IGNORECASE,
 )
 _ASSISTANT_ROLES = frozenset({"assistant", "agent", "ai", "bot", "system"})
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def _day(value: datetime) -> tuple[datetime, datetime]:
@@ -67,11 +68,37 @@ class NLPExtractor(Extractor):
         mentions = self.ner.mentions([t.text for t in turns])
         by_index = {t.index: m for t, m in zip(turns, mentions, strict=True)}
         facts: list[ExtractedFact] = []
+        previous: Turn | None = None
         for window in self.windows(turns):
-            facts.append(self._fact(document, window, [m for t in window for m in by_index[t.index]], len(facts)))
+            lead = self._lead(previous, window[0])
+            found = [m for t in window for m in by_index[t.index]]
+            facts.append(self._fact(document, window, found, len(facts), lead))
+            previous = window[-1]
         return facts
 
-    def _fact(self, document: Document, window: list[Turn], found: list[EntityMention], index: int) -> ExtractedFact:
+    def _lead(self, previous: Turn | None, first: Turn) -> str | None:
+        """The end of the turn before a window, when another speaker said it the same day: its last question if
+        it asked one, else its last sentences, cut to context_chars at a word boundary."""
+        limit = self.config.context_chars
+        if (previous is None or not limit or previous.speaker is None or previous.speaker == first.speaker
+                or previous.timestamp.date() != first.timestamp.date()):
+            return None
+        sentences = [s for s in _SENTENCE_END.split(previous.text.strip()) if s]
+        questions = [s for s in sentences if s.endswith("?")]
+        picked: list[str] = []
+        for sentence in reversed(questions[-1:] or sentences):
+            if picked and sum(len(s) + 1 for s in picked) + len(sentence) > limit:
+                break
+            picked.insert(0, sentence)
+        lead = " ".join(picked)
+        if len(lead) > limit:
+            cut = lead[-limit:]
+            lead = "..." + cut[cut.find(" ") + 1 :] if " " in cut else "..." + cut
+        return f"({previous.speaker} had said: {lead})"
+
+    def _fact(
+        self, document: Document, window: list[Turn], found: list[EntityMention], index: int, lead: str | None
+    ) -> ExtractedFact:
         text = "\n".join(f"{t.speaker or t.role}: {t.text}" if (t.speaker or t.role) else t.text for t in window)
         said = window[-1].timestamp
         spans = [s for t in window for s in find_time_expressions(t.text, t.timestamp)]
@@ -110,4 +137,5 @@ class NLPExtractor(Extractor):
                 char_end=last.char_end if contiguous else None,
             ),
             metadata={"time_source": time_source},
+            context=lead,
         )

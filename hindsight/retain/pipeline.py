@@ -74,7 +74,8 @@ def describe_time(fact: ExtractedFact) -> str:
 
 def embed_text(fact: ExtractedFact) -> str:
     date = format_date(fact.occurred_start or fact.mentioned_at)
-    return fact.text if date in fact.text else f"{fact.text} ({describe_time(fact)})"
+    text = fact.text if date in fact.text else f"{fact.text} ({describe_time(fact)})"
+    return f"{fact.context}\n{text}" if fact.context else text
 
 
 def unit_hash(fact: ExtractedFact, text_for_embedding: str) -> str:
