@@ -121,7 +121,11 @@ def plot_graph(
     implied = _implied_entity_links(g)
     drawn = []
     for etype, (colour, style, width) in EDGE_STYLES.items():
-        edges = [(s, t) for s, t, d in g.edges(data=True) if d["type"] == etype and (s, t) not in implied]
+        edges = [
+            (s, t)
+            for s, t, d in g.edges(data=True)
+            if d["type"] == etype and not (etype == "entity" and (s, t) in implied)
+        ]
         if edges:
             drawn.append(etype)
             on_path = [g.edges[s, t, etype].get("on_path", False) for s, t in edges]
@@ -176,12 +180,13 @@ def plot_graph(
 
 
 def _implied_entity_links(g: nx.MultiDiGraph) -> set[tuple[str, str]]:
-    """Entity links between units that both mention an entity on the plot: its node already shows the link."""
+    """Entity links between units that both mention an entity on the plot (its node already shows the link),
+    recall path hops aside."""
     entities = {e for e, d in g.nodes(data=True) if is_entity(d)}
     return {
         (s, t)
         for s, t, d in g.edges(data=True)
-        if d["type"] == "entity" and set(g.successors(s)) & set(g.successors(t)) & entities
+        if d["type"] == "entity" and not d.get("on_path") and set(g.successors(s)) & set(g.successors(t)) & entities
     }
 
 
@@ -283,6 +288,7 @@ def plot_channel_contributions(
             left = [a + b for a, b in zip(left, widths, strict=True)]
     ax.set_yticks(rows, [f"#{h.rank} {short_text(h.text, text_width)}" for h in hits], fontsize=7)
     ax.set_ylim(len(hits) - 0.5, -0.5)
+    ax.margins(x=0.03)
     ax.set_xlabel("reciprocal rank fusion score by channel (bar labels: rank in the channel)")
     _legend(ax)
     ax.grid(axis="x", alpha=0.3)
