@@ -144,6 +144,9 @@ def test_entity_neighbourhood_is_small_and_centred(graph: nx.MultiDiGraph) -> No
     assert any(d["type"] != "mentions" for _, _, d in sub.edges(data=True))  # links among the units are kept
     with pytest.raises(InvalidInputError):
         entity_neighbourhood(graph, "Maya", max_units=0)
+    bob = entity_neighbourhood(graph, "Bob", exclude=["maya", "Ava"])
+    names = {d["name"] for _, d in bob.nodes(data=True) if d["kind"] == "entity"}
+    assert "Bob" in names and "Lisbon" in names and not names & {"Maya", "Ava"}
 
 
 def test_top_subgraph_and_unit_graph(graph: nx.MultiDiGraph) -> None:

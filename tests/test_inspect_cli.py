@@ -37,7 +37,8 @@ def test_inspect_prints_a_summary(memdir: str, capsys: pytest.CaptureFixture[str
 
 def test_graph_plots_an_entity_neighbourhood(memdir: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "bob.png"
-    assert main(["--dir", memdir, "graph", "b", "--entity", "robert", "--out", str(out), "--max-units", "4"]) == 0
+    args = ["--dir", memdir, "graph", "b", "--entity", "robert", "--out", str(out), "--max-units", "4"]
+    assert main([*args, "--exclude", "Maya", "--exclude", "Ava"]) == 0
     assert out.read_bytes()[:4] == b"\x89PNG"
     assert f"wrote {out}" in capsys.readouterr().out.replace("\n", "")
 

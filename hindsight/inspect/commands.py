@@ -58,7 +58,9 @@ def cmd_graph(hs: Hindsight, args: argparse.Namespace) -> None:
         networks=args.network, since=_date(args.since), until=_date(args.until)
     )
     if args.entity:
-        graph = entity_neighbourhood(graph, args.entity, max_units=args.max_units, max_entities=args.max_entities)
+        graph = entity_neighbourhood(
+            graph, args.entity, max_units=args.max_units, max_entities=args.max_entities, exclude=args.exclude or []
+        )
     if out.suffix.lower() in _EXPORT:
         write_graph(graph, out)
     else:
@@ -94,6 +96,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--max-nodes", type=int, default=60, help="plot at most this many nodes")
     p.add_argument("--max-units", type=int, default=25, help="with --entity: units of the entity to keep")
     p.add_argument("--max-entities", type=int, default=12, help="with --entity: co-mentioned entities to keep")
+    p.add_argument("--exclude", action="append", default=None, help="with --entity: leave out this entity (repeatable)")
     p.add_argument("--layout", choices=["spring", "kamada-kawai"], default="spring")
     p.set_defaults(func=cmd_graph)
     p = sub.add_parser("explain", help="recall and show which channels found each hit")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,19 +32,21 @@ def unit_graph(graph: nx.MultiDiGraph) -> nx.Graph:
 
 
 def entity_neighbourhood(
-    graph: nx.MultiDiGraph, name: str, max_units: int = 25, max_entities: int = 12
+    graph: nx.MultiDiGraph, name: str, max_units: int = 25, max_entities: int = 12, exclude: Iterable[str] = ()
 ) -> nx.MultiDiGraph:
     """The entity, up to `max_units` of its units (the best linked first), the `max_entities` other entities they
-    mention most often, and every link among the kept nodes."""
+    mention most often, and every link among the kept nodes. `exclude` names entities to leave out, such as a
+    conversation's speakers, who are in every unit and would sit on top of the focus."""
     if max_units < 1 or max_entities < 0:
         raise InvalidInputError("max_units must be >= 1 and max_entities >= 0")
     eid = find_entity(graph, name)
+    skip = {find_entity(graph, x) for x in exclude} | {eid}
     units = list(graph.predecessors(eid))
     links = unit_graph(graph.subgraph(units))
     units.sort(key=lambda u: (-links.degree(u), u))
     units = units[:max_units]
     others: Counter[str] = Counter(
-        e for u in units for e in set(graph.successors(u)) if e != eid and is_entity(graph.nodes[e])
+        e for u in units for e in set(graph.successors(u)) if e not in skip and is_entity(graph.nodes[e])
     )
     keep = {eid, *units, *(e for e, _ in sorted(others.items(), key=lambda kv: (-kv[1], kv[0]))[:max_entities])}
     sub: nx.MultiDiGraph = graph.subgraph(keep).copy()

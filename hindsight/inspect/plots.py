@@ -94,12 +94,16 @@ def plot_graph(
     layout: Layout = "spring",
     max_nodes: int = 60,
     title: str | None = None,
+    max_links_per_unit: int = 4,
     seed: int = 7,
 ) -> Figure:
     """Units as circles coloured by network (labelled by recall rank, else by date), entities as grey squares
     with their names, edges styled by type (recall path hops thicker); the graph's `focus` node is drawn larger.
-    At most `max_nodes` nodes, the best connected ones. An entity link between two units that mention an entity
-    on the plot is not drawn: the entity's node shows it."""
+    At most `max_nodes` nodes, the best connected ones, and of each unit's links the `max_links_per_unit`
+    strongest (recall path hops always). An entity link between two units that mention an entity on the plot is not
+    drawn: the entity's node shows it."""
+    if max_links_per_unit < 0:
+        raise InvalidInputError("max_links_per_unit must be >= 0")
     if layout not in ("spring", "kamada-kawai"):
         raise InvalidInputError(f"layout is 'spring' or 'kamada-kawai', not {layout!r}")
     g = top_subgraph(graph, max_nodes)
@@ -112,20 +116,18 @@ def plot_graph(
     ax.set_title((title or graph.graph.get("query") or graph.graph.get("bank_id") or "memory graph") + shown)
     if n == 0:
         return save(fig, out)
-    simple = nx.Graph(g)
+    keep = _links_to_draw(g, max_links_per_unit)
+    simple = nx.Graph()  # laid out by the drawn edges only, so that what is drawn close is linked
+    simple.add_nodes_from(g)
+    simple.add_edges_from((s, t) for s, t, _ in keep)
     pos = (
         nx.kamada_kawai_layout(simple)
         if layout == "kamada-kawai" and n > 1
         else nx.spring_layout(simple, seed=seed, k=1.5 / max(n, 1) ** 0.5)
     )
-    implied = _implied_entity_links(g)
     drawn = []
     for etype, (colour, style, width) in EDGE_STYLES.items():
-        edges = [
-            (s, t)
-            for s, t, d in g.edges(data=True)
-            if d["type"] == etype and not (etype == "entity" and (s, t) in implied)
-        ]
+        edges = [(s, t) for s, t, k in keep if k == etype]
         if edges:
             drawn.append(etype)
             on_path = [g.edges[s, t, etype].get("on_path", False) for s, t in edges]
@@ -179,15 +181,26 @@ def plot_graph(
     return save(fig, out)
 
 
-def _implied_entity_links(g: nx.MultiDiGraph) -> set[tuple[str, str]]:
-    """Entity links between units that both mention an entity on the plot (its node already shows the link),
-    recall path hops aside."""
+def _links_to_draw(g: nx.MultiDiGraph, per_unit: int) -> list[tuple[str, str, str]]:
+    """(src, dst, type) of the edges worth drawing: every mention and recall path hop; of the other links, those
+    among the `per_unit` strongest of either end, leaving out entity links between units that both mention an
+    entity on the plot (its node already shows them)."""
     entities = {e for e, d in g.nodes(data=True) if is_entity(d)}
-    return {
-        (s, t)
-        for s, t, d in g.edges(data=True)
-        if d["type"] == "entity" and not d.get("on_path") and set(g.successors(s)) & set(g.successors(t)) & entities
-    }
+    keep: list[tuple[str, str, str]] = []
+    optional: list[tuple[str, str, str, float]] = []
+    for s, t, d in g.edges(data=True):
+        kind = d["type"]
+        if kind == "mentions" or d.get("on_path"):
+            keep.append((s, t, kind))
+        elif not (kind == "entity" and set(g.successors(s)) & set(g.successors(t)) & entities):
+            optional.append((s, t, kind, d["weight"]))
+    strongest: dict[str, list[tuple[str, str, str]]] = {}
+    for s, t, kind, _ in sorted(optional, key=lambda e: -e[3]):
+        for end in (s, t):
+            chosen = strongest.setdefault(end, [])
+            if len(chosen) < per_unit:
+                chosen.append((s, t, kind))
+    return keep + sorted({e for chosen in strongest.values() for e in chosen})
 
 
 def _graph_legend(ax: Axes, g: nx.MultiDiGraph, types: list[str]) -> None:
