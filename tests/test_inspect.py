@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -341,3 +342,19 @@ def test_plot_limits_and_bad_paths(graph: nx.MultiDiGraph, tmp_path: Path) -> No
         plots.plot_graph(graph, tmp_path / "g.jpg", max_nodes=5)
     with pytest.raises(InvalidInputError):
         plots.plot_graph(graph, layout="circular")  # type: ignore[arg-type]
+
+
+def test_interactive_html_is_self_contained(graph: nx.MultiDiGraph, multi_hop: RecallResult, tmp_path: Path) -> None:
+    from hindsight.inspect.interactive import graph_html
+
+    page = graph_html(entity_neighbourhood(graph, "Bob"), tmp_path / "bob.html", title="around Bob")
+    html = page.read_text(encoding="utf-8")
+    # BokehJS is inlined: no script or stylesheet is fetched when the page opens.
+    assert not re.search(r"<script[^>]*\bsrc=", html) and not re.search(r"<link[^>]*\bhref=", html)
+    assert "Bokeh" in html and "around Bob" in html
+    assert "Robert Smith (0.8" in html  # hover shows an entity's aliases with their resolution scores
+    big = graph_html(graph, tmp_path / "all.html", max_nodes=10).read_text(encoding="utf-8")
+    assert f"(10 of {graph.number_of_nodes()} nodes)" in big
+    assert "#1" in graph_html(recall_subgraph(graph, multi_hop), tmp_path / "r.html").read_text(encoding="utf-8")
+    with pytest.raises(InvalidInputError):
+        graph_html(graph, tmp_path / "g.png")

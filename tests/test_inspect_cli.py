@@ -43,6 +43,13 @@ def test_graph_plots_an_entity_neighbourhood(memdir: str, tmp_path: Path, capsys
     assert f"wrote {out}" in capsys.readouterr().out.replace("\n", "")
 
 
+def test_graph_writes_an_interactive_page(memdir: str, tmp_path: Path) -> None:
+    page = tmp_path / "bank.html"
+    assert main(["--dir", memdir, "graph", "b", "--out", str(page), "--max-nodes", "12"]) == 0
+    html = page.read_text(encoding="utf-8")
+    assert "Bokeh" in html and "12 of" in html
+
+
 def test_graph_exports_graphml_with_filters(memdir: str, tmp_path: Path) -> None:
     everything, world = tmp_path / "all.graphml", tmp_path / "world.graphml"
     assert main(["--dir", memdir, "graph", "b", "--out", str(everything)]) == 0

@@ -1,7 +1,8 @@
 """Inspection of a memory bank: entity views, statistics, recall explanations, opinion trajectories, export.
 
 The views read a bank graph from `Bank.to_networkx()`; filter that graph (networks, link types, period) to filter
-them. Plots live in `hindsight.inspect.plots` (needs the `viz` extra).
+them. Plots live in `hindsight.inspect.plots` and the interactive page in `hindsight.inspect.interactive` (both need
+the `viz` extra).
 """
 
 from hindsight.inspect.entities import (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,7 +13,7 @@ from rich.console import Console
 from hindsight.errors import HindsightError, InvalidInputError
 from hindsight.inspect.entities import top_entities
 from hindsight.inspect.explain import explain_recall
-from hindsight.inspect.graphs import entity_neighbourhood, top_subgraph, write_graph
+from hindsight.inspect.graphs import entity_neighbourhood, write_graph
 from hindsight.inspect.render import components_table, counts_table, entities_table, explain_table
 from hindsight.inspect.stats import graph_stats
 
@@ -24,13 +25,12 @@ console = Console()
 _EXPORT = (".graphml", ".json")
 
 
-def _plots() -> Any:
-    """The plots module, or a clear error when matplotlib (the `viz` extra) is missing."""
+def _viz(module: str) -> Any:
+    """A module of the `viz` extra (plots: matplotlib; interactive: bokeh), or a clear error when it is missing."""
     try:
-        from hindsight.inspect import plots
+        return importlib.import_module(f"hindsight.inspect.{module}")
     except ImportError as exc:
-        raise HindsightError("plots need matplotlib: pip install 'hindsight-memory[viz]'") from exc
-    return plots
+        raise HindsightError(f"this output needs the viz extra: pip install 'hindsight-memory[viz]' ({exc})") from exc
 
 
 def _date(value: str | None) -> datetime | None:
@@ -61,12 +61,15 @@ def cmd_graph(hs: Hindsight, args: argparse.Namespace) -> None:
         graph = entity_neighbourhood(
             graph, args.entity, max_units=args.max_units, max_entities=args.max_entities, exclude=args.exclude or []
         )
+    title = f"around {args.entity}" if args.entity else None
     if out.suffix.lower() in _EXPORT:
         write_graph(graph, out)
+    elif out.suffix.lower() in (".html", ".htm"):
+        _viz("interactive").graph_html(graph, out, layout=args.layout, max_nodes=args.max_nodes, title=title)
     else:
-        graph = top_subgraph(graph, args.max_nodes)
-        _plots().plot_graph(graph, out, layout=args.layout, title=f"around {args.entity}" if args.entity else None)
-    console.print(f"wrote {out} ({graph.number_of_nodes()} nodes, {graph.number_of_edges()} edges)")
+        _viz("plots").plot_graph(graph, out, layout=args.layout, max_nodes=args.max_nodes, title=title)
+    drawn = f", at most {args.max_nodes} drawn" if out.suffix.lower() not in _EXPORT else ""
+    console.print(f"wrote {out} (a graph of {graph.number_of_nodes()} nodes{drawn})")
 
 
 def cmd_explain(hs: Hindsight, args: argparse.Namespace) -> None:
@@ -76,7 +79,7 @@ def cmd_explain(hs: Hindsight, args: argparse.Namespace) -> None:
     explanation = explain_recall(result, rrf_k=hs.config.recall.rrf_k)
     console.print(explain_table(explanation))
     if args.out:
-        _plots().plot_channel_contributions(explanation, args.out)
+        _viz("plots").plot_channel_contributions(explanation, args.out)
         console.print(f"wrote {args.out}")
 
 
@@ -86,14 +89,14 @@ def add_commands(sub: Any) -> None:
     p.add_argument("bank")
     p.add_argument("--top", type=int, default=10, help="entities and components to list")
     p.set_defaults(func=cmd_inspect)
-    p = sub.add_parser("graph", help="plot (.png/.svg) or export (.graphml/.json) a bank's graph")
+    p = sub.add_parser("graph", help="plot (.png/.svg), interactive page (.html) or export (.graphml/.json)")
     p.add_argument("bank")
     p.add_argument("--out", required=True)
     p.add_argument("--entity", default=None, help="only the neighbourhood of this entity (name or alias)")
     p.add_argument("--network", action="append", default=None, help="keep this network (repeatable)")
     p.add_argument("--since", default=None, help="ISO date: units mentioned from then")
     p.add_argument("--until", default=None, help="ISO date: units mentioned until then")
-    p.add_argument("--max-nodes", type=int, default=60, help="plot at most this many nodes")
+    p.add_argument("--max-nodes", type=int, default=60, help="draw at most this many nodes")
     p.add_argument("--max-units", type=int, default=25, help="with --entity: units of the entity to keep")
     p.add_argument("--max-entities", type=int, default=12, help="with --entity: co-mentioned entities to keep")
     p.add_argument("--exclude", action="append", default=None, help="with --entity: leave out this entity (repeatable)")

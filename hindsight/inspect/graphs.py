@@ -7,12 +7,14 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import networkx as nx
 
 from hindsight.errors import InvalidInputError
 from hindsight.inspect.entities import find_entity, is_entity, is_unit
+
+Layout = Literal["spring", "kamada-kawai"]
 
 
 def unit_graph(graph: nx.MultiDiGraph) -> nx.Graph:
@@ -63,6 +65,45 @@ def top_subgraph(graph: nx.MultiDiGraph, max_nodes: int = 60) -> nx.MultiDiGraph
     keep = sorted(graph.nodes, key=lambda n: (-graph.degree(n), str(n)))[:max_nodes]
     sub: nx.MultiDiGraph = graph.subgraph(keep).copy()
     return sub
+
+
+def links_to_draw(g: nx.MultiDiGraph, per_unit: int) -> list[tuple[str, str, str]]:
+    """(src, dst, type) of the edges worth drawing: every mention and recall path hop; of the other links, those
+    among the `per_unit` strongest of either end, leaving out entity links between units that both mention an
+    entity on the plot (its node already shows them)."""
+    entities = {e for e, d in g.nodes(data=True) if is_entity(d)}
+    keep: list[tuple[str, str, str]] = []
+    optional: list[tuple[str, str, str, float]] = []
+    for s, t, d in g.edges(data=True):
+        kind = d["type"]
+        if kind == "mentions" or d.get("on_path"):
+            keep.append((s, t, kind))
+        elif not (kind == "entity" and set(g.successors(s)) & set(g.successors(t)) & entities):
+            optional.append((s, t, kind, d["weight"]))
+    strongest: dict[str, list[tuple[str, str, str]]] = {}
+    for s, t, kind, _ in sorted(optional, key=lambda e: -e[3]):
+        for end in (s, t):
+            chosen = strongest.setdefault(end, [])
+            if len(chosen) < per_unit:
+                chosen.append((s, t, kind))
+    return keep + sorted({e for chosen in strongest.values() for e in chosen})
+
+
+def graph_layout(
+    g: nx.MultiDiGraph, links: list[tuple[str, str, str]], layout: Layout = "spring", seed: int = 7
+) -> dict[str, tuple[float, float]]:
+    """Node positions computed from the drawn `links` only, so that what is drawn close together is linked."""
+    if layout not in ("spring", "kamada-kawai"):
+        raise InvalidInputError(f"layout is 'spring' or 'kamada-kawai', not {layout!r}")
+    simple = nx.Graph()
+    simple.add_nodes_from(g)
+    simple.add_edges_from((s, t) for s, t, _ in links)
+    n = simple.number_of_nodes()
+    if layout == "kamada-kawai" and n > 1:
+        pos = nx.kamada_kawai_layout(simple)
+    else:
+        pos = nx.spring_layout(simple, seed=seed, k=1.5 / max(n, 1) ** 0.5)
+    return {node: (float(x), float(y)) for node, (x, y) in pos.items()}
 
 
 def _plain(value: Any) -> Any:

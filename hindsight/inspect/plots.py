@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import networkx as nx
 from matplotlib.axes import Axes
@@ -19,12 +19,10 @@ from matplotlib.lines import Line2D
 from hindsight.errors import InvalidInputError
 from hindsight.inspect.entities import EntityTimeline, is_entity
 from hindsight.inspect.explain import RecallExplanation
-from hindsight.inspect.graphs import top_subgraph
+from hindsight.inspect.graphs import Layout, graph_layout, links_to_draw, top_subgraph
 from hindsight.inspect.opinions import ChangeKind, OpinionTrajectory
 from hindsight.inspect.render import short_text
 from hindsight.recall.types import Channel
-
-Layout = Literal["spring", "kamada-kawai"]
 
 NETWORK_COLOURS = {"world": "#4C78A8", "experience": "#F58518", "opinion": "#E45756", "observation": "#54A24B"}
 ENTITY_COLOUR = "#B8B0AC"
@@ -104,8 +102,6 @@ def plot_graph(
     drawn: the entity's node shows it."""
     if max_links_per_unit < 0:
         raise InvalidInputError("max_links_per_unit must be >= 0")
-    if layout not in ("spring", "kamada-kawai"):
-        raise InvalidInputError(f"layout is 'spring' or 'kamada-kawai', not {layout!r}")
     g = top_subgraph(graph, max_nodes)
     n = g.number_of_nodes()
     size = min(14.0, 6.0 + 0.12 * n)
@@ -116,15 +112,8 @@ def plot_graph(
     ax.set_title((title or graph.graph.get("query") or graph.graph.get("bank_id") or "memory graph") + shown)
     if n == 0:
         return save(fig, out)
-    keep = _links_to_draw(g, max_links_per_unit)
-    simple = nx.Graph()  # laid out by the drawn edges only, so that what is drawn close is linked
-    simple.add_nodes_from(g)
-    simple.add_edges_from((s, t) for s, t, _ in keep)
-    pos = (
-        nx.kamada_kawai_layout(simple)
-        if layout == "kamada-kawai" and n > 1
-        else nx.spring_layout(simple, seed=seed, k=1.5 / max(n, 1) ** 0.5)
-    )
+    keep = links_to_draw(g, max_links_per_unit)
+    pos = graph_layout(g, keep, layout, seed)
     drawn = []
     for etype, (colour, style, width) in EDGE_STYLES.items():
         edges = [(s, t) for s, t, k in keep if k == etype]
@@ -179,28 +168,6 @@ def plot_graph(
     )
     _graph_legend(ax, g, drawn)
     return save(fig, out)
-
-
-def _links_to_draw(g: nx.MultiDiGraph, per_unit: int) -> list[tuple[str, str, str]]:
-    """(src, dst, type) of the edges worth drawing: every mention and recall path hop; of the other links, those
-    among the `per_unit` strongest of either end, leaving out entity links between units that both mention an
-    entity on the plot (its node already shows them)."""
-    entities = {e for e, d in g.nodes(data=True) if is_entity(d)}
-    keep: list[tuple[str, str, str]] = []
-    optional: list[tuple[str, str, str, float]] = []
-    for s, t, d in g.edges(data=True):
-        kind = d["type"]
-        if kind == "mentions" or d.get("on_path"):
-            keep.append((s, t, kind))
-        elif not (kind == "entity" and set(g.successors(s)) & set(g.successors(t)) & entities):
-            optional.append((s, t, kind, d["weight"]))
-    strongest: dict[str, list[tuple[str, str, str]]] = {}
-    for s, t, kind, _ in sorted(optional, key=lambda e: -e[3]):
-        for end in (s, t):
-            chosen = strongest.setdefault(end, [])
-            if len(chosen) < per_unit:
-                chosen.append((s, t, kind))
-    return keep + sorted({e for chosen in strongest.values() for e in chosen})
 
 
 def _graph_legend(ax: Axes, g: nx.MultiDiGraph, types: list[str]) -> None:
