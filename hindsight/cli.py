@@ -15,6 +15,7 @@ from rich.table import Table
 
 from hindsight.engine import Hindsight
 from hindsight.errors import HindsightError
+from hindsight.inspect.commands import add_commands as add_inspect_commands
 from hindsight.models import Message
 
 console = Console()
@@ -87,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stats", help="counts of units, entities and links")
     p.add_argument("bank")
     p.set_defaults(func=_cmd_stats)
+    add_inspect_commands(sub)
     return parser
 
 

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import networkx as nx
 
-from hindsight.models import LinkType, Network
+from hindsight.models import LinkType, Network, as_utc
 from hindsight.store.base import MemoryStore
 
 
@@ -19,9 +19,11 @@ def bank_graph(
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> nx.MultiDiGraph:
-    """Units (kind='unit') and entities (kind='entity'); links keyed by type, mentions keyed 'mentions'."""
+    """Units (kind='unit') and entities (kind='entity', with their aliases and resolution scores); links keyed by
+    type, mentions keyed 'mentions'. `since`/`until` keep the units mentioned in that period."""
     nets = {Network(n) for n in networks} if networks is not None else set(Network)
     types = {LinkType(t) for t in link_types} if link_types is not None else set(LinkType)
+    since, until = (as_utc(t) if t is not None else None for t in (since, until))  # naive means UTC
     graph = nx.MultiDiGraph(bank_id=bank_id)
     for u in store.list_units(bank_id):
         if u.network not in nets or (since and u.mentioned_at < since) or (until and u.mentioned_at > until):
@@ -29,13 +31,15 @@ def bank_graph(
         graph.add_node(
             u.id, kind="unit", text=u.text, network=u.network.value, mentioned_at=u.mentioned_at,
             occurred_start=u.occurred_start, occurred_end=u.occurred_end, document_id=u.source.document_id,
+            confidence=u.confidence,
         )
     entities = {e.id: e for e in store.list_entities(bank_id)}
     for pair in store.unit_entity_pairs(bank_id):
         if pair.unit_id in graph and pair.entity_id in entities:
             e = entities[pair.entity_id]
             if e.id not in graph:
-                graph.add_node(e.id, kind="entity", name=e.name, label=e.label, mention_count=e.mention_count)
+                graph.add_node(e.id, kind="entity", name=e.name, label=e.label, mention_count=e.mention_count,
+                               aliases=e.aliases)
             graph.add_edge(pair.unit_id, e.id, key="mentions", type="mentions", weight=1.0)
     for link in store.all_links(bank_id):
         if link.type in types and link.src in graph and link.dst in graph:

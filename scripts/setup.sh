@@ -9,7 +9,7 @@ if [ ! -f "$stamp" ]; then
   .venv/bin/pip install -q --upgrade pip
   # The CPU build of torch must come first; a looser spec pulls gigabytes of CUDA wheels.
   .venv/bin/pip install -q torch==2.13.0
-  .venv/bin/pip install -q -e ".[llm,eval,dev]"
+  .venv/bin/pip install -q -e ".[llm,eval,viz,dev]"
   rm -f .venv/.hindsight-installed-*
   touch "$stamp"
 fi
