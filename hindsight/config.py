@@ -136,6 +136,35 @@ class RecallConfig(_Section):
     update_require_cue: bool = Field(True, description="the newer unit must state a change (moved, now, ...)")
 
 
+class ReflectConfig(_Section):
+    """Reflect, opinions (formation and reinforcement), entity observations and the background work after retain."""
+
+    budget: int = Field(2048, ge=1, description="recall budget (tokens) of the evidence handed to the answer model")
+    temperature: float = Field(0.2, ge=0, le=2)
+    answer_max_tokens: int = Field(400, ge=1)
+    form_opinions: bool = True
+    max_opinions: int = Field(3, ge=0, description="opinions kept per reflect call")
+    opinion_max_tokens: int = Field(300, ge=1)
+    # Background work queued by retain; it needs an LLM. false: it waits for bank.process_pending().
+    background: bool = True
+    batch_size: int = Field(50, ge=1, description="queued items taken per processing round")
+    # Reinforcement (DESIGN §2.5): c' = min(c+a,1) | max(c-a,0) | max(c-2a,0) | c.
+    reinforce_enabled: bool = True
+    reinforce_alpha: float = Field(0.1, gt=0, le=0.5)
+    reinforce_cosine: float = Field(0.6, ge=-1, le=1, description="opinions this close to a new fact are candidates")
+    reinforce_max_candidates: int = Field(5, ge=1, description="opinions assessed per new fact")
+    reinforce_max_facts: int = Field(5, ge=1, description="new facts shown with one opinion")
+    reinforce_max_tokens: int = Field(200, ge=1)
+    # Observations (paper appendix A.3): objective third-person summaries of an entity's facts.
+    observations_enabled: bool = True
+    observation_min_facts: int = Field(2, ge=1)
+    observation_max_facts: int = Field(30, ge=1, description="most recent facts of the entity in the prompt")
+    observation_max_count: int = Field(7, ge=1)
+    observation_debounce_seconds: float = Field(1.0, ge=0, description="quiet time after retain before regenerating")
+    observation_max_tokens: int = Field(400, ge=1)
+    background_max_chars: int = Field(1200, ge=100, description="merged bank backgrounds longer than this are cut")
+
+
 class HindsightConfig(_Section):
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
     extractor: ExtractorConfig = Field(default_factory=ExtractorConfig)
@@ -145,6 +174,7 @@ class HindsightConfig(_Section):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     recall: RecallConfig = Field(default_factory=RecallConfig)
+    reflect: ReflectConfig = Field(default_factory=ReflectConfig)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HindsightConfig:

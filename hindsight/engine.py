@@ -14,14 +14,15 @@ from hindsight.asyncs import async_twin
 from hindsight.bank import Bank, validate_bank_id
 from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder, Embedder
-from hindsight.errors import BankNotFoundError, DirectoryLockedError, StoreClosedError
+from hindsight.errors import BankNotFoundError, DirectoryLockedError, LLMNotConfiguredError, StoreClosedError
 from hindsight.index.manager import BankIndexes
-from hindsight.jobs import JobQueue, RetainHook
+from hindsight.jobs import JobQueue, RetainEvent, RetainHook
 from hindsight.llm.base import LLM
 from hindsight.models import BankProfile
 from hindsight.recall.pipeline import RecallPipeline
+from hindsight.reflect.reasoner import NO_LLM_MESSAGE, Reasoner
 from hindsight.retain.extractor import make_extractor
-from hindsight.retain.pipeline import RetainPipeline
+from hindsight.retain.pipeline import BankHandle, RetainPipeline
 from hindsight.store.base import MemoryStore
 from hindsight.store.sqlite import SQLiteStore
 
@@ -53,9 +54,12 @@ class Hindsight:
         self._embedder: CachedEmbedder | None = None
         self._pipeline: RetainPipeline | None = None
         self._recall_pipeline: RecallPipeline | None = None
+        self._reasoner: Reasoner | None = None
         self._lock = threading.RLock()
         self._banks: dict[str, Bank] = {}
         self.jobs = JobQueue()
+        if llm is not None:  # opinion reinforcement and observations follow every retain
+            self.jobs.add_hook(self._reason_after_retain)
         self.store = store or SQLiteStore(
             self.path / "hindsight.db", config.store.sqlite_cache_mb, config.store.sqlite_mmap_mb
         )
@@ -105,6 +109,27 @@ class Hindsight:
             if self._recall_pipeline is None:
                 self._recall_pipeline = RecallPipeline(self.config, self.store, self.embedder)
             return self._recall_pipeline
+
+    @property
+    def reasoner(self) -> Reasoner:
+        """Reflect and the background reasoning; LLMNotConfiguredError without an LLM."""
+        with self._lock:
+            self._check_open()
+            if self.llm is None:
+                raise LLMNotConfiguredError(NO_LLM_MESSAGE)
+            if self._reasoner is None:
+                self._reasoner = Reasoner(self.config, self.store, self.embedder, self.recall_pipeline, self.llm,
+                                          lambda: self.jobs.pending)
+            return self._reasoner
+
+    def _reason_after_retain(self, event: RetainEvent) -> None:
+        self.reasoner.on_retain(event, lambda: self._existing_handle(event.bank_id))
+
+    def _existing_handle(self, bank_id: str) -> BankHandle | None:
+        try:
+            return self.bank(bank_id, create=False)._handle()
+        except (BankNotFoundError, StoreClosedError):
+            return None  # deleted or closed since the retain
 
     def _open_indexes(self, bank_id: str) -> BankIndexes:
         return BankIndexes(self.store, bank_id, self.path / "banks" / bank_id, self.embedder.dim, self.config.store)
