@@ -51,7 +51,7 @@ class HindsightSystem:
         self.engine = Hindsight(memdir, self.config, embedder=embedder)
         self._ready: set[str] = set()
 
-    def _bank(self, haystack: Haystack) -> tuple[Bank, float]:
+    def bank(self, haystack: Haystack) -> tuple[Bank, float]:
         """The haystack's bank, retained on first use; also the seconds spent retaining."""
         bank = self.engine.bank(haystack.bank_id)
         if haystack.bank_id in self._ready:
@@ -66,7 +66,7 @@ class HindsightSystem:
         return bank, time.perf_counter() - start
 
     def retrieve(self, haystack: Haystack, query: str, query_time: datetime) -> Retrieved:
-        bank, retain_s = self._bank(haystack)
+        bank, retain_s = self.bank(haystack)
         start = time.perf_counter()
         ranking = bank.recall(query, budget=UNLIMITED_BUDGET, query_time=query_time, top_k=self.depth)
         ranked = flatten_turns(hit.unit.source.turn_ids for hit in ranking.hits)
