@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from eval import locomo, longmemeval
+from eval.hindsight_system import system_config
 from eval.qa import (
     QAModels,
     locomo_judge_prompt,
@@ -17,6 +18,7 @@ from eval.qa import (
     parse_correct_wrong,
     parse_yes_no,
 )
+from hindsight import HindsightConfig
 from hindsight.embed.base import Embedder
 from tests.fake_llm import FakeScriptedLLM
 
@@ -81,3 +83,12 @@ def test_locomo_answer_mode_grades_categories_1_to_4(tmp_path: Path, minilm: Emb
     assert report["metrics"]["accuracy"] == 0.5 and report["metrics"]["task_averaged_accuracy"] == 0.5
     assert report["per_category"]["4"]["accuracy"] == 1.0 and report["per_category"]["2"]["accuracy"] == 0.0
     assert "Gold answer: the cello" in judge.prompts[0][0].content
+
+
+def test_benchmark_banks_do_no_background_reasoning_and_pick_the_extractor() -> None:
+    nlp = system_config("hindsight-no-graph")
+    assert nlp.extractor.backend == "nlp" and nlp.llm.backend == "none" and not nlp.recall.graph_enabled
+    assert not (nlp.reflect.background or nlp.reflect.reinforce_enabled or nlp.reflect.observations_enabled)
+    llm = system_config("hindsight", "llm")
+    assert llm.extractor.backend == "llm" and llm.llm == HindsightConfig().llm  # the configured LLM
+    assert not llm.reflect.observations_enabled
