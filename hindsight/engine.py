@@ -18,6 +18,8 @@ from hindsight.errors import BankNotFoundError, DirectoryLockedError, StoreClose
 from hindsight.index.manager import BankIndexes
 from hindsight.jobs import JobQueue, RetainHook
 from hindsight.llm.base import LLM
+from hindsight.llm.factory import llm_required, make_llm
+from hindsight.llm.usage import MeteredLLM, UsageCounters
 from hindsight.models import BankProfile
 from hindsight.recall.pipeline import RecallPipeline
 from hindsight.retain.extractor import make_extractor
@@ -48,7 +50,10 @@ class Hindsight:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self._lock_file = self._acquire_directory_lock()
-        self.llm = llm
+        # Without `llm`, the configured backend (None when there is none); every call is counted per bank.
+        self.llm_usage = UsageCounters()
+        base_llm = llm if llm is not None else make_llm(config.llm)
+        self.llm: LLM | None = MeteredLLM(base_llm, self.llm_usage) if base_llm is not None else None
         self._embedder_override = embedder
         self._embedder: CachedEmbedder | None = None
         self._pipeline: RetainPipeline | None = None
@@ -105,6 +110,12 @@ class Hindsight:
             if self._recall_pipeline is None:
                 self._recall_pipeline = RecallPipeline(self.config, self.store, self.embedder)
             return self._recall_pipeline
+
+    def require_llm(self, purpose: str) -> LLM:
+        """The LLM, or LLMNotConfiguredError saying how to get one when `purpose` needs it and there is none."""
+        if self.llm is None:
+            raise llm_required(purpose)
+        return self.llm
 
     def _open_indexes(self, bank_id: str) -> BankIndexes:
         return BankIndexes(self.store, bank_id, self.path / "banks" / bank_id, self.embedder.dim, self.config.store)

