@@ -50,10 +50,11 @@ class LLMNotConfiguredError(LLMError):
 class LLMRequestError(LLMError):
     """A request to the LLM failed (timeout, connection, HTTP error) and retries did not help."""
 
-    def __init__(self, message: str, *, attempts: int = 1, retryable: bool = True) -> None:
+    def __init__(self, message: str, *, attempts: int = 1, retryable: bool = True, status: int | None = None) -> None:
         super().__init__(message)
         self.attempts = attempts
         self.retryable = retryable
+        self.status = status  # the HTTP status, when there was one
 
 
 class ModelInstallError(HindsightError):

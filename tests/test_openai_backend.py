@@ -156,6 +156,13 @@ def test_auto_mode_steps_down_when_the_server_ignores_the_schema() -> None:
         llm = make(url)
         result = llm.structured(ASK, Opinion, max_retries=0)
     assert llm.mode == "json" and result.value.confidence == 0.9
+    assert result.usage.calls == 3  # the attempts of the modes that failed are counted too
+
+
+def test_auto_mode_does_not_step_down_on_auth_errors() -> None:
+    with stub_server(lambda _body: error(401, "bad key")) as (url, stub), pytest.raises(LLMRequestError) as info:
+        make(url).structured(ASK, Opinion)
+    assert info.value.status == 401 and len(stub.requests) == 1
 
 
 def test_a_confirmed_mode_does_not_step_down() -> None:

@@ -141,7 +141,10 @@ class OpenAICompatibleLLM(LLM):
                 error = f"HTTP {exc.status_code}: {truncate(str(exc.message), 300)}"
                 if exc.status_code not in _RETRYABLE_STATUS and exc.status_code < 500:
                     raise LLMRequestError(
-                        f"{self.name}: {what} failed: {error}", attempts=attempt, retryable=False
+                        f"{self.name}: {what} failed: {error}",
+                        attempts=attempt,
+                        retryable=False,
+                        status=exc.status_code,
                     ) from exc
                 failure = exc
             except openai.APITimeoutError as exc:  # before APIConnectionError, its base class
@@ -231,6 +234,7 @@ class OpenAICompatibleLLM(LLM):
     ) -> StructuredResponse[T]:
         """A validated reply in the current structured mode. In auto mode, until one mode has worked, a mode
         the server rejects (HTTP 400/422) or cannot answer validly steps down to the next one."""
+        spent = LLMUsage()  # by modes that did not work
         while True:
             mode = self.mode
             try:
@@ -245,13 +249,16 @@ class OpenAICompatibleLLM(LLM):
                         temperature=temperature,
                     )
             except (StructuredOutputError, LLMRequestError) as exc:
-                rejected = isinstance(exc, LLMRequestError) and not exc.retryable
+                rejected = isinstance(exc, LLMRequestError) and exc.status in _REJECTED_STATUS
                 if self._mode_confirmed or not (rejected or isinstance(exc, StructuredOutputError)):
                     raise
                 if not self._step_down(mode, exc):
                     raise
+                if isinstance(exc, StructuredOutputError):
+                    spent = spent + exc.usage
                 continue
             self._mode_confirmed = True
+            result.usage = spent + result.usage
             return result
 
     def _step_down(self, failed: StructuredMode, exc: LLMError) -> bool:
