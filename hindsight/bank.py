@@ -14,6 +14,8 @@ from hindsight.asyncs import async_twin
 from hindsight.errors import InvalidBankIdError, InvalidInputError, UnitNotFoundError
 from hindsight.graph_view import bank_graph
 from hindsight.index.manager import BankIndexes
+from hindsight.llm.base import LLMUsage
+from hindsight.llm.usage import bank_scope
 from hindsight.models import BankProfile, BankStats, Entity, Link, LinkType, MemoryUnit, Network, RetainResult
 from hindsight.recall.types import RecallResult
 from hindsight.reflect.types import OpinionEvent, PendingReport, ReflectResult
@@ -82,9 +84,10 @@ class Bank:
         self, content: Any, timestamp: Any = None, context: Any = None, document_id: Any = None
     ) -> RetainResult:
         """Store a conversation (list of Message) or text; re-retaining a document id updates it in place."""
-        return self._engine.pipeline.retain(
-            self._handle(), content, timestamp=timestamp, context=context, document_id=document_id
-        )
+        with bank_scope(self.id):
+            return self._engine.pipeline.retain(
+                self._handle(), content, timestamp=timestamp, context=context, document_id=document_id
+            )
 
     def retain_many(self, requests: Iterable[RetainRequest]) -> list[RetainResult]:
         """Retain several documents (e.g. a history import): every request is validated before anything is
@@ -92,7 +95,8 @@ class Bank:
         items = list(requests)
         if not all(isinstance(r, RetainRequest) for r in items):
             raise InvalidInputError("retain_many takes RetainRequest items")
-        return self._engine.pipeline.retain_many(self._handle(), items)
+        with bank_scope(self.id):
+            return self._engine.pipeline.retain_many(self._handle(), items)
 
     def forget(self, unit_id: str) -> None:
         """Remove a unit from the store, both indexes and the graph; orphaned entities go too."""
@@ -171,6 +175,10 @@ class Bank:
     def stats(self) -> BankStats:
         return self._engine.store.stats(self.id)
 
+    def llm_usage(self) -> LLMUsage:
+        """Tokens and calls the LLM spent on this bank since the engine opened (in memory, not persisted)."""
+        return self._engine.llm_usage.bank(self.id)
+
     def to_networkx(
         self,
         networks: Iterable[Network | str] | None = None,
@@ -204,6 +212,7 @@ class Bank:
     aentities = async_twin(entities)
     alinks = async_twin(links)
     astats = async_twin(stats)
+    allm_usage = async_twin(llm_usage)
     aprofile = async_twin(profile)
     aset_profile = async_twin(set_profile)
     ato_networkx = async_twin(to_networkx)

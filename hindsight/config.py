@@ -74,9 +74,32 @@ class LimitsConfig(_Section):
 
 
 class LLMConfig(_Section):
-    # Concrete backends arrive with issue C; until then an LLM instance can be passed to Hindsight(llm=...).
-    backend: Literal["none"] = "none"
+    """The LLM of reflect, opinions, observations and the llm extractor (see hindsight/llm/factory.py).
+
+    auto: an endpoint when base_url is set (here or in HINDSIGHT_LLM_BASE_URL), else a local model when
+    `model` names one or one is installed, else none. Unset base_url / api_key / model / backend are read
+    from HINDSIGHT_LLM_BASE_URL / HINDSIGHT_LLM_API_KEY (then OPENAI_API_KEY) / HINDSIGHT_LLM_MODEL /
+    HINDSIGHT_LLM_BACKEND.
+    """
+
+    backend: Literal["auto", "none", "openai", "llamacpp"] = "auto"
     max_retries: int = Field(2, ge=0, description="re-asks after unparseable or invalid output")
+    # openai: any OpenAI-compatible endpoint. llamacpp: `model` is a local model name (qwen-0.5b) or a GGUF path.
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+    structured_mode: Literal["auto", "json_schema", "json_object_schema", "json"] = Field(
+        "auto", description="openai: how structured output is requested; auto steps down until one works"
+    )
+    timeout_s: float = Field(120.0, gt=0, description="per request")
+    request_retries: int = Field(3, ge=0, description="retries after a timeout, connection error, 429 or 5xx")
+    backoff_s: float = Field(1.0, ge=0, description="delay before the first retry; doubles each retry")
+    backoff_max_s: float = Field(30.0, ge=0)
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_tokens: int = Field(1024, ge=1, description="completion cap when the caller gives none")
+    n_threads: int = Field(1, ge=1, description="llamacpp threads; 1 suits shared cores")
+    n_ctx: int = Field(4096, ge=256, description="llamacpp context window")
+    seed: int = Field(0, description="llamacpp sampling seed")
 
 
 class RecallConfig(_Section):

@@ -38,12 +38,6 @@ REINFORCE = "reinforce"
 OBSERVE = "observe"
 _POLL_SECONDS = 0.05
 
-NO_LLM_MESSAGE = (
-    "this needs an LLM and none is configured. Pass one as Hindsight(path, llm=...), or configure the `llm:` "
-    "section: an OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp server: base_url, model, api_key) "
-    "or a local model (run `hindsight models install qwen-0.5b`). Retain and recall work without an LLM."
-)
-
 
 class Reasoner:
     """Holds the LLM-driven stages; one per engine."""
