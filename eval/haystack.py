@@ -33,3 +33,5 @@ class Retrieved:
     ranked_turns: list[str]  # best first, each turn once
     packed: dict[int, set[str]]  # token budget -> turns inside the context packed for it
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage, for run-time estimates
+    answer: str | None = None  # answer mode: the answer model's reply
+    usage: dict[str, int] = field(default_factory=dict)  # answer mode: token counts

@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from eval.haystack import Haystack, Retrieved
 from eval.metrics import flatten_turns
@@ -21,15 +22,23 @@ RECALL_SWITCH = "{channel}_enabled"
 UNLIMITED_BUDGET = 10_000_000
 
 
-def system_config(system: str) -> HindsightConfig:
-    """The config of a hindsight system: defaults (nlp extractor), with one recall channel off for an ablation."""
+def system_config(system: str, extractor: str = "nlp") -> HindsightConfig:
+    """The config of a hindsight system: defaults with the chosen extractor, and one recall channel off for an
+    ablation. Benchmark banks measure retain and recall: no background reasoning, and no LLM unless extraction
+    needs one (the `llm` extractor takes the configured one, e.g. from HINDSIGHT_LLM_* variables)."""
     if system not in HINDSIGHT_SYSTEMS:
         raise ValueError(f"unknown hindsight system {system!r}")
-    if system == "hindsight":
-        return HindsightConfig()
-    channel = system.removeprefix("hindsight-no-")
+    data: dict[str, Any] = {
+        "extractor": {"backend": extractor},
+        "reflect": {"background": False, "reinforce_enabled": False, "observations_enabled": False},
+    }
+    if extractor == "nlp":
+        data["llm"] = {"backend": "none"}
+    if system != "hindsight":
+        channel = system.removeprefix("hindsight-no-")
+        data["recall"] = {RECALL_SWITCH.format(channel=channel): False}
     # from_dict validates: a switch name RecallConfig does not have is a ConfigError, not a silent no-op.
-    return HindsightConfig.from_dict({"recall": {RECALL_SWITCH.format(channel=channel): False}})
+    return HindsightConfig.from_dict(data)
 
 
 def recall_available() -> bool:
@@ -39,11 +48,13 @@ def recall_available() -> bool:
 class HindsightSystem:
     """Retains each haystack once (banks persist under the memory directory) and answers queries with recall."""
 
-    def __init__(self, name: str, memdir: Path, embedder: Embedder, budgets: Sequence[int], depth: int) -> None:
+    def __init__(
+        self, name: str, memdir: Path, embedder: Embedder, budgets: Sequence[int], depth: int, extractor: str = "nlp"
+    ) -> None:
         if not recall_available():
             raise RuntimeError("hindsight.bank.Bank has no recall() yet; run the baselines only")
         self.name = name
-        self.config = system_config(name)
+        self.config = system_config(name, extractor)
         self.budgets = tuple(budgets)
         self.depth = depth
         # All banks share one directory, so the engine's persistent embedding cache is shared across haystacks
@@ -51,7 +62,7 @@ class HindsightSystem:
         self.engine = Hindsight(memdir, self.config, embedder=embedder)
         self._ready: set[str] = set()
 
-    def _bank(self, haystack: Haystack) -> tuple[Bank, float]:
+    def bank(self, haystack: Haystack) -> tuple[Bank, float]:
         """The haystack's bank, retained on first use; also the seconds spent retaining."""
         bank = self.engine.bank(haystack.bank_id)
         if haystack.bank_id in self._ready:
@@ -66,7 +77,7 @@ class HindsightSystem:
         return bank, time.perf_counter() - start
 
     def retrieve(self, haystack: Haystack, query: str, query_time: datetime) -> Retrieved:
-        bank, retain_s = self._bank(haystack)
+        bank, retain_s = self.bank(haystack)
         start = time.perf_counter()
         ranking = bank.recall(query, budget=UNLIMITED_BUDGET, query_time=query_time, top_k=self.depth)
         ranked = flatten_turns(hit.unit.source.turn_ids for hit in ranking.hits)

@@ -2,6 +2,8 @@
 
     python eval/locomo.py retrieval --data locomo10.json --out OUT.json [--system S ...]
         [--work DIR] [--budgets 1024 2048 4096] [--depth 50] [--fresh]
+    python eval/locomo.py answer --data locomo10.json --out OUT.json --answer-llm M --judge-llm M [--limit N]
+        (QA accuracy on categories 1-4 with the paper's LoCoMo judge prompt; see eval/qa.py)
 
 Scoring follows LoCoMo's own retrieval evaluation (task_eval in its repository): per question, the share of its
 evidence dia_ids among the top-k retrieved turns, averaged over questions; questions without evidence are left out
@@ -33,6 +35,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from eval.datasets import LocomoConversation, load_locomo
 from eval.haystack import BankDocument, Haystack, Retrieved
 from eval.metrics import LOCOMO_KS, budget_evidence_recall, evidence_recall, grouped_means, mean_metrics
+from eval.qa import (
+    GoldAnswer,
+    QAModels,
+    QARun,
+    add_qa_args,
+    locomo_judge_prompt,
+    parse_correct_wrong,
+    run_answer,
+)
 from eval.runner import (
     Query,
     QuestionResult,
@@ -120,12 +131,34 @@ def retrieval(args: argparse.Namespace, embedder: Embedder | None) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None, embedder: Embedder | None = None) -> int:
+def answer(args: argparse.Namespace, embedder: Embedder | None, models: QAModels | None) -> int:
+    """QA accuracy on categories 1-4 (adversarial questions have no answer to grade), grouped by category."""
+    queries: list[Query] = []
+    gold: dict[str, GoldAnswer] = {}
+    for conv in load_locomo(args.data):
+        conv_haystack = cache(partial(haystack, conv))
+        for i, qa in enumerate(conv.qa):
+            if str(qa["category"]) in SCORED_CATEGORIES:
+                qid = f"{conv.sample_id}:q{i}"
+                gold[qid] = GoldAnswer(str(qa["answer"]), locomo_judge_prompt, parse_correct_wrong)
+                queries.append(Query(id=qid, group=str(qa["category"]), text=qa["question"],
+                                     query_time=conv.sessions[-1].date, haystack=conv_haystack))
+    queries = queries[: args.limit]
+    title = f"LoCoMo QA, {args.data.name}: {len(queries)} questions in categories 1-4"
+    return run_answer(args, QARun("locomo", "per_category", "Hindsight paper A.4 LoCoMo prompt", queries, gold,
+                                  title, {"category_names": CATEGORIES}), embedder, models)
+
+
+def main(argv: list[str] | None = None, embedder: Embedder | None = None, models: QAModels | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     add_common_args(commands.add_parser("retrieval", help="retrieval metrics of the baselines and hindsight"))
+    sub = commands.add_parser("answer", help="QA accuracy: recall, answer model, judge model")
+    add_common_args(sub)
+    add_qa_args(sub)
+    sub.add_argument("--limit", type=int, default=None, help="only the first N scored questions")
     args = parser.parse_args(argv)
-    return retrieval(args, embedder)
+    return answer(args, embedder, models) if args.command == "answer" else retrieval(args, embedder)
 
 
 if __name__ == "__main__":

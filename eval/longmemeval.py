@@ -2,6 +2,8 @@
 
     python eval/longmemeval.py retrieval --data longmemeval_s.json[.gz] --out OUT.json [--limit N] [--system S ...]
         [--work DIR] [--budgets 1024 2048 4096] [--depth 50] [--bm25-tokens words|split] [--fresh]
+    python eval/longmemeval.py answer --data ... --out OUT.json --answer-llm M --judge-llm M [--limit N]
+        [--answer-budget 2048]   (QA accuracy with the official per-type judge prompts; see eval/qa.py)
 
 As in the official code (LongMemEval src/retrieval): abstention (_abs) questions and questions without a user-side
 has_answer turn are skipped; the baselines index user turns only; a session is relevant when its id contains
@@ -46,6 +48,15 @@ from eval.metrics import (
     official_session_label,
     official_session_scores,
     session_scores,
+)
+from eval.qa import (
+    GoldAnswer,
+    QAModels,
+    QARun,
+    add_qa_args,
+    longmemeval_judge_prompt,
+    parse_yes_no,
+    run_answer,
 )
 from eval.runner import (
     Query,
@@ -127,14 +138,30 @@ def retrieval(args: argparse.Namespace, embedder: Embedder | None) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None, embedder: Embedder | None = None) -> int:
+def answer(args: argparse.Namespace, embedder: Embedder | None, models: QAModels | None) -> int:
+    """QA accuracy: every question (abstention ones too, with their own judge prompt), grouped by type."""
+    questions = load_longmemeval(args.data)[: args.limit]
+    gold = {q.question_id: GoldAnswer(q.answer, partial(longmemeval_judge_prompt, q.question_type, q.is_abstention),
+                                      parse_yes_no) for q in questions}
+    queries = [Query(id=q.question_id, group=q.question_type, text=q.question, query_time=q.question_date,
+                     haystack=partial(haystack, q)) for q in questions]
+    title = f"LongMemEval QA, {args.data.name}: {len(queries)} questions"
+    return run_answer(args, QARun("longmemeval", "per_type", "LongMemEval evaluate_qa.py prompts", queries, gold,
+                                  title, {"file_questions": len(questions)}), embedder, models)
+
+
+def main(argv: list[str] | None = None, embedder: Embedder | None = None, models: QAModels | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
-    sub = commands.add_parser("retrieval", help="retrieval metrics of the baselines and hindsight")
-    add_common_args(sub)
-    sub.add_argument("--limit", type=int, default=None, help="only the first N questions of the file")
+    for name, help_text in (("retrieval", "retrieval metrics of the baselines and hindsight"),
+                            ("answer", "QA accuracy: recall, answer model, judge model")):
+        sub = commands.add_parser(name, help=help_text)
+        add_common_args(sub)
+        sub.add_argument("--limit", type=int, default=None, help="only the first N questions of the file")
+        if name == "answer":
+            add_qa_args(sub)
     args = parser.parse_args(argv)
-    return retrieval(args, embedder)
+    return answer(args, embedder, models) if args.command == "answer" else retrieval(args, embedder)
 
 
 if __name__ == "__main__":

@@ -72,6 +72,8 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bm25-tokens", choices=sorted(BM25_TOKENIZERS), default="words",
                         help="words: lower-cased \\w+ runs; split: str.split(' ') as LongMemEval's own script")
     parser.add_argument("--fresh", action="store_true", help="discard stored per-question results of these systems")
+    parser.add_argument("--extractor", choices=["nlp", "llm"], default="nlp",
+                        help="hindsight's fact extractor; llm uses the configured LLM (HINDSIGHT_LLM_* variables)")
 
 
 def chosen_systems(requested: list[str] | None) -> list[str]:
@@ -145,15 +147,19 @@ class Runner:
 
     def system(self, name: str) -> System:
         if name in HINDSIGHT_SYSTEMS:
-            memdir = self.args.work / f"hindsight-{self.dataset}"
-            return HindsightSystem(name, memdir, self.embedder(), self.args.budgets, self.args.depth)
+            # Banks of another extractor hold other units under the same bank id: they get their own directory.
+            suffix = "" if self.args.extractor == "nlp" else f"-{self.args.extractor}"
+            memdir = self.args.work / f"hindsight-{self.dataset}{suffix}"
+            return HindsightSystem(name, memdir, self.embedder(), self.args.budgets, self.args.depth,
+                                   self.args.extractor)
         if name != "bm25" and self._vectors is None:
             self._vectors = VectorCache(self.args.work / "vectors.sqlite", self.embedder())
         return BaselineSystem(name, self.args.budgets, self._vectors, self.args.bm25_tokens)
 
     def system_config(self, name: str) -> dict[str, Any]:
         if name in HINDSIGHT_SYSTEMS:
-            return {"hindsight": system_config(name).model_dump(mode="json"), "depth": self.args.depth}
+            return {"hindsight": system_config(name, self.args.extractor).model_dump(mode="json"),
+                    "depth": self.args.depth}
         bm25 = {"bm25_tokens": self.args.bm25_tokens}
         return {"dense": {}, "bm25": bm25, "hybrid": {**bm25, "rrf_k": RRF_K}}[name]
 

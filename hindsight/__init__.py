@@ -14,6 +14,7 @@ from hindsight.errors import (
     InvalidBankIdError,
     InvalidInputError,
     LLMError,
+    LLMNotConfiguredError,
     StoreError,
     UnitNotFoundError,
 )
@@ -29,6 +30,7 @@ from hindsight.models import (
     RetainResult,
     Source,
 )
+from hindsight.reflect.types import OpinionChange, OpinionEvent, PendingReport, ReflectResult
 from hindsight.retain.pipeline import RetainRequest
 
 __version__ = "0.1.0"
@@ -36,6 +38,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Bank", "BankNotFoundError", "BankProfile", "ConfigError", "ContentTooLargeError", "DirectoryLockedError",
     "Disposition", "Entity", "EntityNotFoundError", "ExtractionError", "Hindsight", "HindsightConfig", "HindsightError",
-    "InvalidBankIdError", "InvalidInputError", "LLMError", "Link", "LinkType", "MemoryUnit", "Message", "Network",
-    "RetainRequest", "RetainResult", "Source", "StoreError", "UnitNotFoundError", "__version__",
+    "InvalidBankIdError", "InvalidInputError", "LLMError", "LLMNotConfiguredError", "Link", "LinkType", "MemoryUnit",
+    "Message", "Network", "OpinionChange", "OpinionEvent", "PendingReport", "ReflectResult", "RetainRequest",
+    "RetainResult", "Source", "StoreError", "UnitNotFoundError", "__version__",
 ]

@@ -14,8 +14,11 @@ from hindsight.asyncs import async_twin
 from hindsight.errors import InvalidBankIdError, InvalidInputError, UnitNotFoundError
 from hindsight.graph_view import bank_graph
 from hindsight.index.manager import BankIndexes
+from hindsight.llm.base import LLMUsage
+from hindsight.llm.usage import bank_scope
 from hindsight.models import BankProfile, BankStats, Entity, Link, LinkType, MemoryUnit, Network, RetainResult
 from hindsight.recall.types import RecallResult
+from hindsight.reflect.types import OpinionEvent, PendingReport, ReflectResult
 from hindsight.retain.pipeline import BankHandle, RetainRequest
 from hindsight.store.base import WriteBatch
 
@@ -81,9 +84,10 @@ class Bank:
         self, content: Any, timestamp: Any = None, context: Any = None, document_id: Any = None
     ) -> RetainResult:
         """Store a conversation (list of Message) or text; re-retaining a document id updates it in place."""
-        return self._engine.pipeline.retain(
-            self._handle(), content, timestamp=timestamp, context=context, document_id=document_id
-        )
+        with bank_scope(self.id):
+            return self._engine.pipeline.retain(
+                self._handle(), content, timestamp=timestamp, context=context, document_id=document_id
+            )
 
     def retain_many(self, requests: Iterable[RetainRequest]) -> list[RetainResult]:
         """Retain several documents (e.g. a history import): every request is validated before anything is
@@ -91,7 +95,8 @@ class Bank:
         items = list(requests)
         if not all(isinstance(r, RetainRequest) for r in items):
             raise InvalidInputError("retain_many takes RetainRequest items")
-        return self._engine.pipeline.retain_many(self._handle(), items)
+        with bank_scope(self.id):
+            return self._engine.pipeline.retain_many(self._handle(), items)
 
     def forget(self, unit_id: str) -> None:
         """Remove a unit from the store, both indexes and the graph; orphaned entities go too."""
@@ -120,6 +125,35 @@ class Bank:
             self.indexes, query, budget=budget, networks=networks, query_time=query_time, as_of=as_of, top_k=top_k
         )
 
+    # -- reflect and the opinion network -------------------------------------------------------
+    def reflect(self, query: str, budget: int | None = None, query_time: datetime | str | None = None) -> ReflectResult:
+        """Answer `query` in the bank's voice from memories of all four networks (cited by unit id), and store
+        the opinions the answer shows. `budget` is the recall budget (default `reflect.budget`). Needs an LLM."""
+        return self._engine.reasoner.reflect(self._handle(), self.profile(), query, budget, query_time)
+
+    def process_pending(self) -> PendingReport:
+        """Run the opinion reinforcement and observation regeneration queued by retain now. Needs an LLM."""
+        reasoner = self._engine.reasoner
+        self._engine.drain()  # retains already returned have queued their work
+        return reasoner.process_pending(self._handle())
+
+    def pending(self) -> int:
+        """Queued background items (new facts to weigh against opinions, entities to re-observe), once the
+        retains already returned have queued theirs."""
+        self._engine.drain()
+        return self._engine.store.pending_count(self.id)
+
+    def merge_background(self, snippet: str) -> BankProfile:
+        """Merge a biographical snippet into the background (first person; new information wins). Needs an LLM."""
+        profile, _ = self._engine.reasoner.merge_background(self.profile(), snippet)
+        self.set_profile(profile)
+        return profile
+
+    def opinion_history(self, unit_id: str) -> list[OpinionEvent]:
+        """An opinion's trajectory: (verdict, confidence, text, evidence, time), oldest first."""
+        self.get_unit(unit_id)
+        return self._engine.store.opinion_history(self.id, unit_id)
+
     # -- inspection --------------------------------------------------------------------------
     def units(
         self, network: Network | str | None = None, limit: int | None = None, offset: int = 0
@@ -141,6 +175,10 @@ class Bank:
     def stats(self) -> BankStats:
         return self._engine.store.stats(self.id)
 
+    def llm_usage(self) -> LLMUsage:
+        """Tokens and calls the LLM spent on this bank since the engine opened (in memory, not persisted)."""
+        return self._engine.llm_usage.bank(self.id)
+
     def to_networkx(
         self,
         networks: Iterable[Network | str] | None = None,
@@ -161,6 +199,10 @@ class Bank:
                 self._indexes.close()
                 self._indexes = None
 
+    areflect = async_twin(reflect)
+    aprocess_pending = async_twin(process_pending)
+    amerge_background = async_twin(merge_background)
+    aopinion_history = async_twin(opinion_history)
     aretain = async_twin(retain)
     arecall = async_twin(recall)
     aretain_many = async_twin(retain_many)
@@ -170,6 +212,7 @@ class Bank:
     aentities = async_twin(entities)
     alinks = async_twin(links)
     astats = async_twin(stats)
+    allm_usage = async_twin(llm_usage)
     aprofile = async_twin(profile)
     aset_profile = async_twin(set_profile)
     ato_networkx = async_twin(to_networkx)

@@ -13,6 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from hindsight.cli_models import add_models_parser
 from hindsight.engine import Hindsight
 from hindsight.errors import HindsightError
 from hindsight.inspect.commands import add_commands as add_inspect_commands
@@ -89,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("bank")
     p.set_defaults(func=_cmd_stats)
     add_inspect_commands(sub)
+    add_models_parser(sub)
     return parser
 
 
@@ -96,8 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     try:
-        with Hindsight(args.dir, config=args.config) as hs:
-            args.func(hs, args)
+        if getattr(args, "standalone", False):  # e.g. `models`: no memory directory
+            args.func(args)
+        else:
+            with Hindsight(args.dir, config=args.config) as hs:
+                args.func(hs, args)
     except HindsightError as exc:
         console.print(f"[red]error:[/] {exc}")
         return 2

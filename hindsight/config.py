@@ -77,9 +77,32 @@ class LimitsConfig(_Section):
 
 
 class LLMConfig(_Section):
-    # Concrete backends arrive with issue C; until then an LLM instance can be passed to Hindsight(llm=...).
-    backend: Literal["none"] = "none"
+    """The LLM of reflect, opinions, observations and the llm extractor (see hindsight/llm/factory.py).
+
+    auto: an endpoint when base_url is set (here or in HINDSIGHT_LLM_BASE_URL), else a local model when
+    `model` names one or one is installed, else none. Unset base_url / api_key / model / backend are read
+    from HINDSIGHT_LLM_BASE_URL / HINDSIGHT_LLM_API_KEY (then OPENAI_API_KEY) / HINDSIGHT_LLM_MODEL /
+    HINDSIGHT_LLM_BACKEND.
+    """
+
+    backend: Literal["auto", "none", "openai", "llamacpp"] = "auto"
     max_retries: int = Field(2, ge=0, description="re-asks after unparseable or invalid output")
+    # openai: any OpenAI-compatible endpoint. llamacpp: `model` is a local model name (qwen-0.5b) or a GGUF path.
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+    structured_mode: Literal["auto", "json_schema", "json_object_schema", "json"] = Field(
+        "auto", description="openai: how structured output is requested; auto steps down until one works"
+    )
+    timeout_s: float = Field(120.0, gt=0, description="per request")
+    request_retries: int = Field(3, ge=0, description="retries after a timeout, connection error, 429 or 5xx")
+    backoff_s: float = Field(1.0, ge=0, description="delay before the first retry; doubles each retry")
+    backoff_max_s: float = Field(30.0, ge=0)
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_tokens: int = Field(1024, ge=1, description="completion cap when the caller gives none")
+    n_threads: int = Field(1, ge=1, description="llamacpp threads; 1 suits shared cores")
+    n_ctx: int = Field(4096, ge=256, description="llamacpp context window")
+    seed: int = Field(0, description="llamacpp sampling seed")
 
 
 class RecallConfig(_Section):
@@ -139,6 +162,35 @@ class RecallConfig(_Section):
     update_require_cue: bool = Field(True, description="the newer unit must state a change (moved, now, ...)")
 
 
+class ReflectConfig(_Section):
+    """Reflect, opinions (formation and reinforcement), entity observations and the background work after retain."""
+
+    budget: int = Field(2048, ge=1, description="recall budget (tokens) of the evidence handed to the answer model")
+    temperature: float = Field(0.2, ge=0, le=2)
+    answer_max_tokens: int = Field(400, ge=1)
+    form_opinions: bool = True
+    max_opinions: int = Field(3, ge=0, description="opinions kept per reflect call")
+    opinion_max_tokens: int = Field(300, ge=1)
+    # Background work queued by retain; it needs an LLM. false: it waits for bank.process_pending().
+    background: bool = True
+    batch_size: int = Field(50, ge=1, description="queued items taken per processing round")
+    # Reinforcement (DESIGN §2.5): c' = min(c+a,1) | max(c-a,0) | max(c-2a,0) | c.
+    reinforce_enabled: bool = True
+    reinforce_alpha: float = Field(0.1, gt=0, le=0.5)
+    reinforce_cosine: float = Field(0.6, ge=-1, le=1, description="opinions this close to a new fact are candidates")
+    reinforce_max_candidates: int = Field(5, ge=1, description="opinions assessed per new fact")
+    reinforce_max_facts: int = Field(5, ge=1, description="new facts shown with one opinion")
+    reinforce_max_tokens: int = Field(200, ge=1)
+    # Observations (paper appendix A.3): objective third-person summaries of an entity's facts.
+    observations_enabled: bool = True
+    observation_min_facts: int = Field(2, ge=1)
+    observation_max_facts: int = Field(30, ge=1, description="most recent facts of the entity in the prompt")
+    observation_max_count: int = Field(7, ge=1)
+    observation_debounce_seconds: float = Field(1.0, ge=0, description="quiet time after retain before regenerating")
+    observation_max_tokens: int = Field(400, ge=1)
+    background_max_chars: int = Field(1200, ge=100, description="merged bank backgrounds longer than this are cut")
+
+
 class HindsightConfig(_Section):
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
     extractor: ExtractorConfig = Field(default_factory=ExtractorConfig)
@@ -148,6 +200,7 @@ class HindsightConfig(_Section):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     recall: RecallConfig = Field(default_factory=RecallConfig)
+    reflect: ReflectConfig = Field(default_factory=ReflectConfig)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HindsightConfig:

@@ -16,12 +16,15 @@ from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder, Embedder
 from hindsight.errors import BankNotFoundError, DirectoryLockedError, StoreClosedError
 from hindsight.index.manager import BankIndexes
-from hindsight.jobs import JobQueue, RetainHook
+from hindsight.jobs import JobQueue, RetainEvent, RetainHook
 from hindsight.llm.base import LLM
+from hindsight.llm.factory import llm_required, make_llm
+from hindsight.llm.usage import MeteredLLM, UsageCounters
 from hindsight.models import BankProfile
 from hindsight.recall.pipeline import RecallPipeline
+from hindsight.reflect.reasoner import Reasoner
 from hindsight.retain.extractor import make_extractor
-from hindsight.retain.pipeline import RetainPipeline
+from hindsight.retain.pipeline import BankHandle, RetainPipeline
 from hindsight.store.base import MemoryStore
 from hindsight.store.sqlite import SQLiteStore
 
@@ -48,14 +51,21 @@ class Hindsight:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self._lock_file = self._acquire_directory_lock()
-        self.llm = llm
+        # Without `llm`, the configured backend (None when there is none); every call is counted per bank.
+        self.llm_usage = UsageCounters()
+        base_llm = llm if llm is not None else make_llm(config.llm)
+        self.llm: LLM | None = MeteredLLM(base_llm, self.llm_usage) if base_llm is not None else None
         self._embedder_override = embedder
         self._embedder: CachedEmbedder | None = None
         self._pipeline: RetainPipeline | None = None
         self._recall_pipeline: RecallPipeline | None = None
+        self._reasoner: Reasoner | None = None
         self._lock = threading.RLock()
         self._banks: dict[str, Bank] = {}
         self.jobs = JobQueue()
+        reflect = config.reflect
+        if self.llm is not None and (reflect.reinforce_enabled or reflect.observations_enabled):
+            self.jobs.add_hook(self._reason_after_retain)  # opinion reinforcement and observations follow retain
         self.store = store or SQLiteStore(
             self.path / "hindsight.db", config.store.sqlite_cache_mb, config.store.sqlite_mmap_mb
         )
@@ -105,6 +115,32 @@ class Hindsight:
             if self._recall_pipeline is None:
                 self._recall_pipeline = RecallPipeline(self.config, self.store, self.embedder)
             return self._recall_pipeline
+
+    def require_llm(self, purpose: str) -> LLM:
+        """The LLM, or LLMNotConfiguredError saying how to get one when `purpose` needs it and there is none."""
+        if self.llm is None:
+            raise llm_required(purpose)
+        return self.llm
+
+    @property
+    def reasoner(self) -> Reasoner:
+        """Reflect and the background reasoning; LLMNotConfiguredError without an LLM."""
+        with self._lock:
+            self._check_open()
+            llm = self.require_llm("reflect (like opinions, observations and background merging)")
+            if self._reasoner is None:
+                self._reasoner = Reasoner(self.config, self.store, self.embedder, self.recall_pipeline, llm,
+                                          lambda: self.jobs.pending)
+            return self._reasoner
+
+    def _reason_after_retain(self, event: RetainEvent) -> None:
+        self.reasoner.on_retain(event, lambda: self._existing_handle(event.bank_id))
+
+    def _existing_handle(self, bank_id: str) -> BankHandle | None:
+        try:
+            return self.bank(bank_id, create=False)._handle()
+        except (BankNotFoundError, StoreClosedError):
+            return None  # deleted or closed since the retain
 
     def _open_indexes(self, bank_id: str) -> BankIndexes:
         return BankIndexes(self.store, bank_id, self.path / "banks" / bank_id, self.embedder.dim, self.config.store)

@@ -51,6 +51,24 @@ class LLMNotConfiguredError(LLMError):
     """An operation needs an LLM but none is configured."""
 
 
+class LLMRequestError(LLMError):
+    """A request to the LLM failed (timeout, connection, HTTP error) and retries did not help."""
+
+    def __init__(self, message: str, *, attempts: int = 1, retryable: bool = True, status: int | None = None) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.retryable = retryable
+        self.status = status  # the HTTP status, when there was one
+
+
+class ModelInstallError(HindsightError):
+    """A local model could not be installed: unknown name, missing part packages, or pip failed."""
+
+
+class ModelChecksumError(ModelInstallError):
+    """An assembled or cached model file does not have the expected sha256; it was not installed."""
+
+
 class ExtractionError(HindsightError):
     """Fact extraction failed for a document; names the document."""
 

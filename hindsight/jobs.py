@@ -8,6 +8,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from hindsight.llm.usage import bank_scope
+
 log = logging.getLogger(__name__)
 
 
@@ -57,7 +59,8 @@ class JobQueue:
                     return
                 for hook in list(self.hooks):
                     try:
-                        hook(event)
+                        with bank_scope(event.bank_id):  # LLM calls of the hook count for its bank
+                            hook(event)
                     except Exception:
                         self.failures += 1
                         log.exception("retain hook %r failed for bank %s", hook, event.bank_id)

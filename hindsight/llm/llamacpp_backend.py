@@ -1,0 +1,141 @@
+"""The `llamacpp` backend: llama-cpp-python in-process over a GGUF file, JSON output constrained by the schema."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from hindsight.errors import LLMNotConfiguredError, LLMRequestError
+from hindsight.llm.base import LLM, ChatMessage, LLMResponse, LLMUsage
+
+logger = logging.getLogger(__name__)
+
+
+class LlamaCppLLM(LLM):
+    """A local GGUF model. Weights load on the first call; calls are serialized (a llama context is not
+    thread-safe). A call that runs past `timeout_s` stops generating and raises LLMRequestError."""
+
+    name = "llamacpp"
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        n_threads: int = 1,
+        n_ctx: int = 4096,
+        seed: int = 0,
+        temperature: float = 0.0,
+        max_tokens: int = 1024,
+        timeout_s: float = 600.0,
+    ) -> None:
+        self.model_path = Path(model_path)
+        self.n_threads = n_threads
+        self.n_ctx = n_ctx
+        self.seed = seed
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout_s = timeout_s
+        self._llama: Any = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"LlamaCppLLM({str(self.model_path)!r}, n_threads={self.n_threads})"
+
+    def _load(self) -> Any:
+        if self._llama is None:
+            try:
+                from llama_cpp import Llama
+            except ImportError as exc:
+                raise LLMNotConfiguredError(
+                    "the llamacpp backend needs llama-cpp-python: pip install 'hindsight-memory[local]'"
+                ) from exc
+            started = time.monotonic()
+            try:
+                self._llama = Llama(
+                    model_path=str(self.model_path),
+                    n_threads=self.n_threads,
+                    n_threads_batch=self.n_threads,
+                    n_ctx=self.n_ctx,
+                    seed=self.seed,
+                    verbose=False,
+                )
+            except (ValueError, OSError, RuntimeError) as exc:
+                raise LLMNotConfiguredError(f"llamacpp: cannot load {self.model_path}: {exc}") from exc
+            logger.info(
+                "llamacpp: loaded %s in %.1fs (%d threads)",
+                self.model_path.name,
+                time.monotonic() - started,
+                self.n_threads,
+            )
+        return self._llama
+
+    def _chat(
+        self,
+        messages: Sequence[ChatMessage],
+        max_tokens: int | None,
+        temperature: float | None,
+        response_format: dict[str, Any] | None,
+    ) -> LLMResponse:
+        from llama_cpp import StoppingCriteriaList
+
+        deadline = time.monotonic() + self.timeout_s
+        timed_out = False
+
+        def past_deadline(_tokens: Any, _logits: Any) -> bool:
+            nonlocal timed_out
+            timed_out = time.monotonic() > deadline
+            return timed_out
+
+        with self._lock:
+            llama = self._load()
+            try:
+                reply = llama.create_chat_completion(
+                    messages=[{"role": m.role, "content": m.content} for m in messages],
+                    max_tokens=max_tokens or self.max_tokens,
+                    temperature=self.temperature if temperature is None else temperature,
+                    seed=self.seed,
+                    response_format=response_format,
+                    stopping_criteria=StoppingCriteriaList([past_deadline]),
+                )
+            except (ValueError, RuntimeError) as exc:  # e.g. the prompt exceeds n_ctx
+                raise LLMRequestError(f"llamacpp: completion failed: {exc}", retryable=False) from exc
+        if timed_out:
+            raise LLMRequestError(f"llamacpp: completion timed out after {self.timeout_s:g}s", retryable=False)
+        u = reply.get("usage") or {}
+        usage = LLMUsage(u.get("prompt_tokens", 0), u.get("completion_tokens", 0), 1)
+        logger.debug(
+            "llamacpp: %s used %d prompt + %d completion tokens",
+            self.model_path.name,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+        )
+        choice = reply["choices"][0]
+        return LLMResponse(choice["message"].get("content") or "", usage, choice.get("finish_reason"))
+
+    def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        json_mode: bool = False,
+    ) -> LLMResponse:
+        return self._chat(messages, max_tokens, temperature, {"type": "json_object"} if json_mode else None)
+
+    def complete_json(
+        self,
+        messages: Sequence[ChatMessage],
+        response_model: type[BaseModel],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> LLMResponse:
+        """Decoding constrained by a grammar built from the model's JSON schema."""
+        schema = response_model.model_json_schema()
+        return self._chat(messages, max_tokens, temperature, {"type": "json_object", "schema": schema})

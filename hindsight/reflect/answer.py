@@ -1,0 +1,90 @@
+"""Reflect (CARA, DESIGN §4): recall across all networks, answer in the bank's voice, form opinions, store them."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from hindsight.config import ReflectConfig
+from hindsight.errors import InvalidInputError, LLMError
+from hindsight.llm.base import LLM, ChatMessage, LLMResponse, LLMUsage, StructuredOutputError
+from hindsight.models import BankProfile
+from hindsight.recall.pipeline import RecallPipeline
+from hindsight.recall.types import RecallHit
+from hindsight.reflect.disposition import system_message
+from hindsight.reflect.opinions import OpinionFormer
+from hindsight.reflect.prompts import answer_messages, memory_line, opinion_messages
+from hindsight.reflect.types import ReflectResult, Usage
+from hindsight.retain.pipeline import BankHandle
+
+log = logging.getLogger(__name__)
+
+_CITATION = re.compile(r"\[(\d{1,4})\]")
+
+
+def cited_ids(answer: str, hits: Sequence[RecallHit]) -> list[str]:
+    """Unit ids of the numbered memories the answer cites ("[2]"), in order of first citation."""
+    numbers = dict.fromkeys(int(m) for m in _CITATION.findall(answer))
+    return [hits[n - 1].unit.id for n in numbers if 1 <= n <= len(hits)]
+
+
+def complete_text(llm: LLM, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float) -> LLMResponse:
+    """A free-text completion; an empty reply or an untyped backend failure becomes an LLMError."""
+    try:
+        response = llm.complete(messages, max_tokens=max_tokens, temperature=temperature)
+    except LLMError:
+        raise
+    except Exception as exc:  # a backend bug or an unexpected client error: keep it typed
+        raise LLMError(f"{llm.name}: completion failed: {type(exc).__name__}: {exc}") from exc
+    if not response.text.strip():
+        raise LLMError(f"{llm.name}: the answer was empty (finish reason {response.finish_reason})")
+    return response
+
+
+class Reflector:
+    """Answers a query from a bank's memories in the bank's voice and keeps the opinions the answer shows."""
+
+    def __init__(self, llm: LLM, config: ReflectConfig, recall: RecallPipeline, former: OpinionFormer) -> None:
+        self.llm = llm
+        self.config = config
+        self.recall = recall
+        self.former = former
+
+    def reflect(
+        self, bank: BankHandle, profile: BankProfile, query: Any, budget: Any = None, query_time: Any = None
+    ) -> ReflectResult:
+        """Raises InvalidInputError for a bad query or budget and LLMError when the answer cannot be generated;
+        a failed opinion extraction is logged and reported in the result, the answer stands."""
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInputError("reflect needs a non-empty query string")
+        recalled = self.recall.recall(bank.indexes, query, budget=self.config.budget if budget is None else budget,
+                                      query_time=query_time)
+        hits = recalled.hits
+        identity = system_message(profile)
+        memories = [memory_line(i, h.unit, h.text) for i, h in enumerate(hits, start=1)]
+        response = complete_text(self.llm, answer_messages(identity, recalled.query, memories, recalled.query_time),
+                                 max_tokens=self.config.answer_max_tokens, temperature=self.config.temperature)
+        usage = response.usage
+        answer = response.text.strip()
+        cited = cited_ids(answer, hits)
+        result = ReflectResult(query=recalled.query, answer=answer, evidence=[h.unit for h in hits], cited=cited)
+        if self.config.form_opinions and self.config.max_opinions > 0:
+            usage = usage + self._opinions(bank, identity, result)
+        result.usage = Usage.of(usage)
+        log.debug("reflect %r: %d memories, %d cited, %d opinions, usage %s", query[:60], len(hits), len(cited),
+                  len(result.opinions), usage)
+        return result
+
+    def _opinions(self, bank: BankHandle, identity: str, result: ReflectResult) -> LLMUsage:
+        """Extract and store the answer's opinions into `result`; returns the usage."""
+        messages = opinion_messages(identity, result.query, result.answer, self.config.max_opinions)
+        try:
+            opinions, usage = self.former.extract(messages)
+        except LLMError as exc:
+            result.opinion_error = str(exc)
+            log.warning("reflect: opinion extraction failed, the answer is kept without opinions: %s", exc)
+            return exc.usage if isinstance(exc, StructuredOutputError) else LLMUsage()
+        result.opinions = self.former.store_opinions(bank, opinions, result.evidence, result.cited)
+        return usage

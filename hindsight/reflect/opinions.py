@@ -1,0 +1,135 @@
+"""The opinion network: forming opinions from a reflect answer and the confidence update rule of DESIGN §2.5.
+
+An opinion is a unit of the opinion network with a confidence in [0, 1], linked to the entities it is about and to
+the evidence it was formed from; every change of it is an `OpinionEvent` in its history.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import numpy as np
+
+from hindsight.llm.base import ChatMessage, LLMUsage
+from hindsight.models import MemoryUnit, Network
+from hindsight.reflect.schemas import OpinionOut, OpinionsOut
+from hindsight.reflect.stage import Stage
+from hindsight.reflect.types import OpinionChange, OpinionEvent, Verdict
+from hindsight.reflect.writer import OPINIONS_DOCUMENT, DerivedUnit
+from hindsight.retain.pipeline import BankHandle
+from hindsight.store.base import EntityRef, MemoryStore, UnitFilter, UnitUpdate
+
+log = logging.getLogger(__name__)
+
+# A new opinion this close to a held one is the same opinion, reinforced, not a second copy.
+SAME_OPINION_COSINE = 0.9
+_FALLBACK_EVIDENCE = 3  # evidence linked when an opinion neither cites nor shares an entity with any unit
+
+
+def updated_confidence(confidence: float, verdict: Verdict, alpha: float) -> float:
+    """c' = min(c+a, 1) | max(c-a, 0) | max(c-2a, 0) | c for reinforce | weaken | contradict | neutral."""
+    if verdict == Verdict.REINFORCE:
+        return min(confidence + alpha, 1.0)
+    if verdict == Verdict.WEAKEN:
+        return max(confidence - alpha, 0.0)
+    if verdict == Verdict.CONTRADICT:
+        return max(confidence - 2 * alpha, 0.0)
+    return confidence
+
+
+@dataclass
+class OpinionVectors:
+    """The bank's opinions with their stored embeddings (rows L2-normalized)."""
+
+    ids: list[str]
+    matrix: np.ndarray
+
+    @classmethod
+    def load(cls, store: MemoryStore, bank_id: str) -> OpinionVectors:
+        labels = sorted(store.filtered_labels(bank_id, UnitFilter(networks=frozenset({Network.OPINION}))))
+        rows = store.indexed_units(bank_id, labels) if labels else []
+        matrix = np.stack([r.embedding for r in rows]) if rows else np.zeros((0, 0), dtype=np.float32)
+        return cls([r.unit_id for r in rows], matrix)
+
+    def similar(self, vector: np.ndarray, threshold: float) -> list[tuple[str, float]]:
+        """Opinions with cosine >= threshold to `vector`, closest first."""
+        if not self.ids:
+            return []
+        sims = self.matrix @ vector
+        order = np.argsort(-sims)
+        return [(self.ids[i], float(sims[i])) for i in order if sims[i] >= threshold]
+
+
+class OpinionFormer(Stage):
+    """Extracts the opinions a reflect answer shows (paper appendix A.5) and stores or reinforces them."""
+
+    def extract(self, messages: Sequence[ChatMessage]) -> tuple[list[OpinionOut], LLMUsage]:
+        """The opinions of one answer (at most `max_opinions`); raises LLMError when the model fails."""
+        reply = self.llm.structured(messages, OpinionsOut, max_retries=self.max_retries,
+                                    max_tokens=self.config.opinion_max_tokens, temperature=self.config.temperature)
+        return reply.value.opinions[: self.config.max_opinions], reply.usage
+
+    def store_opinions(
+        self, bank: BankHandle, opinions: Sequence[OpinionOut], evidence: Sequence[MemoryUnit], cited: Sequence[str]
+    ) -> list[OpinionChange]:
+        """Store new opinions, or reinforce a held one that says the same; all in one transaction."""
+        if not opinions:
+            return []
+        now = datetime.now(timezone.utc)
+        refs = self.store.unit_entities(bank.bank_id, [u.id for u in evidence])
+        held = OpinionVectors.load(self.store, bank.bank_id)
+        vectors, _ = self.writer.embedder.embed([o.opinion for o in opinions])
+        add: list[DerivedUnit] = []
+        updates: list[UnitUpdate] = []
+        events: list[OpinionEvent] = []
+        previous: dict[str, float | None] = {}
+        for out, vector in zip(opinions, vectors, strict=True):
+            entities = _entities_of(out, evidence, refs)
+            sources = _evidence_of(entities, evidence, refs, cited)
+            reason = out.reasoning
+            same = held.similar(vector, SAME_OPINION_COSINE)
+            if same and same[0][0] not in previous:
+                unit = self.store.get_units(bank.bank_id, [same[0][0]])[0]
+                confidence = updated_confidence(unit.confidence or 0.0, Verdict.REINFORCE, self.config.reinforce_alpha)
+                previous[unit.id] = unit.confidence
+                updates.append(UnitUpdate(unit.id, confidence=confidence))
+                events.append(OpinionEvent(unit_id=unit.id, verdict=Verdict.REINFORCE, confidence=confidence,
+                                           text=unit.text, evidence=[s.id for s in sources], reason=reason, at=now))
+                continue
+            derived = DerivedUnit(text=out.opinion, network=Network.OPINION, document_id=OPINIONS_DOCUMENT,
+                                  sources=sources, confidence=out.confidence, entities=entities,
+                                  metadata={"reasoning": reason})
+            add.append(derived)
+            events.append(OpinionEvent(unit_id=derived.id, verdict=Verdict.FORMED, confidence=out.confidence,
+                                       text=out.opinion, evidence=[s.id for s in sources], reason=reason, at=now))
+        self.writer.write(bank, add, updates=updates, events=events)
+        units = {u.id: u for u in self.store.get_units(bank.bank_id, [e.unit_id for e in events])}
+        return [OpinionChange(unit=units[e.unit_id], event=e, previous_confidence=previous.get(e.unit_id))
+                for e in events if e.unit_id in units]
+
+
+def _entities_of(
+    out: OpinionOut, evidence: Sequence[MemoryUnit], refs: dict[str, list[EntityRef]]
+) -> dict[str, str]:
+    """Entities of the evidence that the opinion names (in its text or its entity list); never new ones."""
+    said = " ".join([out.opinion, *out.entities]).lower()
+    found: dict[str, str] = {}
+    for unit in evidence:
+        for ref in refs.get(unit.id, []):
+            if ref.name.lower() in said:
+                found[ref.id] = ref.name
+    return found
+
+
+def _evidence_of(
+    entities: dict[str, str], evidence: Sequence[MemoryUnit], refs: dict[str, list[EntityRef]], cited: Sequence[str]
+) -> list[MemoryUnit]:
+    """The cited evidence; else the evidence sharing an entity with the opinion; else the top few units."""
+    by_id = {u.id: u for u in evidence}
+    chosen = [by_id[i] for i in cited if i in by_id]
+    if not chosen:
+        chosen = [u for u in evidence if any(r.id in entities for r in refs.get(u.id, []))]
+    return chosen or list(evidence[:_FALLBACK_EVIDENCE])

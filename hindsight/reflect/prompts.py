@@ -1,0 +1,106 @@
+"""Prompts of reflect, opinion formation and reinforcement, observations and background merging.
+
+Short and explicit, so that 0.5B-1.5B local models follow them; the JSON schema itself is appended by
+`LLM.structured`. Our own wording after the paper's appendix A.2-A.5.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from hindsight.llm.base import ChatMessage
+from hindsight.models import MemoryUnit, Network, as_utc
+
+ANSWER_RULES = """\
+Answer the question from your memories below. Each memory has a number in brackets.
+- Use only what the memories say; if they do not hold the answer, say that you do not know.
+- Cite the memories you use by their numbers, like [1] or [2][3].
+- Memories marked "opinion" are your own earlier judgments, with how confident you were.
+- Give your own view where the question asks for one, in the first person.
+- Be brief: a few sentences."""
+
+OPINION_RULES = """\
+Read your answer below and write down the opinions it shows: your own judgments, beliefs or preferences,
+in the first person ("I think ...", "I believe ..."). Not facts repeated from memory.
+For each opinion give:
+- opinion: one first-person sentence.
+- reasoning: why you hold it, in one sentence.
+- confidence: from 0.0 (a guess) to 1.0 (certain), how strongly you hold it given the evidence and who you are.
+- entities: names of the people, places or things it is about.
+At most {max_opinions} opinions. If the answer holds no opinion, reply {{"opinions": []}}.
+Reply with JSON only, in this form: {{"opinions": [{{"opinion": "...", "reasoning": "...", "confidence": 0.7,
+"entities": ["..."]}}]}}"""
+
+ASSESS_RULES = """\
+You hold the opinion below. New facts have arrived. Decide how the facts bear on the opinion:
+- "reinforce": the facts support the opinion.
+- "weaken": the facts cast some doubt on it.
+- "contradict": the facts show it is wrong.
+- "neutral": the facts have nothing to do with it.
+If the verdict is "contradict", also give revised_opinion: the opinion rewritten in the first person so that it
+fits the new facts. Otherwise revised_opinion is null.
+Reply with JSON only: {"verdict": "...", "reason": "one sentence", "revised_opinion": null}"""
+
+OBSERVATION_RULES = """\
+Write observations about {entity}: short statements that sum up what the facts below say about {entity}.
+- Write {low} to {high} observations, each one sentence.
+- Third person: "{entity} works as ...", never "I".
+- Objective: no opinions, praise or guesses; only what the facts support.
+- Combine related facts into one observation.
+- When facts conflict, keep the most recent one.
+- sources: the numbers of the facts each observation comes from.
+Reply with JSON only: {{"observations": [{{"text": "...", "sources": [1, 2]}}]}}"""
+
+BACKGROUND_RULES = """\
+You keep a short background text about yourself, written in the first person ("I am ...", "I work ...").
+Merge the new information into the current background:
+- First rewrite the new information in the first person.
+- When the new information conflicts with the current background, the new information wins.
+- Keep everything else that is still true. Do not repeat yourself. At most {max_sentences} sentences.
+Reply with JSON only: {{"background": "..."}}"""
+
+
+def _day(moment: datetime) -> str:
+    return f"{as_utc(moment):%Y-%m-%d}"
+
+
+def memory_line(number: int, unit: MemoryUnit, text: str) -> str:
+    """A numbered memory: "[3] (opinion, confidence 0.70) I think ..." or "[1] (world) Alice ... (on ...)"."""
+    if unit.network == Network.OPINION and unit.confidence is not None:
+        return f"[{number}] (opinion, confidence {unit.confidence:.2f}) {text}"
+    return f"[{number}] ({unit.network.value}) {text}"
+
+
+def answer_messages(identity: str, query: str, memories: Sequence[str], query_time: datetime) -> list[ChatMessage]:
+    """System: identity and rules; user: the date, the numbered memories and the question."""
+    listed = "\n".join(memories) if memories else "(no memories)"
+    user = f"Today is {_day(query_time)}.\n\nMemories:\n{listed}\n\nQuestion: {query}"
+    return [ChatMessage("system", f"{identity}\n\n{ANSWER_RULES}"), ChatMessage("user", user)]
+
+
+def opinion_messages(identity: str, query: str, answer: str, max_opinions: int) -> list[ChatMessage]:
+    rules = OPINION_RULES.format(max_opinions=max_opinions)
+    return [ChatMessage("system", f"{identity}\n\n{rules}"),
+            ChatMessage("user", f"Question: {query}\n\nYour answer: {answer}")]
+
+
+def assess_messages(opinion: MemoryUnit, facts: Sequence[MemoryUnit]) -> list[ChatMessage]:
+    listed = "\n".join(f"- {f.text}" for f in facts)
+    confidence = f" (confidence {opinion.confidence:.2f})" if opinion.confidence is not None else ""
+    return [ChatMessage("system", ASSESS_RULES),
+            ChatMessage("user", f"Opinion{confidence}: {opinion.text}\n\nNew facts:\n{listed}")]
+
+
+def observation_messages(entity: str, facts: Sequence[MemoryUnit], low: int, high: int) -> list[ChatMessage]:
+    listed = "\n".join(f"[{i}] ({_day(f.occurred_start or f.mentioned_at)}) {f.text}"
+                       for i, f in enumerate(facts, start=1))
+    rules = OBSERVATION_RULES.format(entity=entity, low=low, high=high)
+    return [ChatMessage("system", rules), ChatMessage("user", f"Facts about {entity}, oldest first:\n{listed}")]
+
+
+def background_messages(name: str, current: str, snippet: str, max_sentences: int) -> list[ChatMessage]:
+    who = f"You are {name}. " if name.strip() else ""
+    rules = BACKGROUND_RULES.format(max_sentences=max_sentences)
+    user = f"Current background: {current.strip() or '(empty)'}\n\nNew information: {snippet.strip()}"
+    return [ChatMessage("system", f"{who}{rules}"), ChatMessage("user", user)]

@@ -1,0 +1,110 @@
+"""Opinion reinforcement (DESIGN §2.5): new facts move the confidence of the opinions they bear on.
+
+Candidates of a new fact are the opinions that share an entity with it or whose embedding is close to it
+(cosine > reinforce_cosine). Each candidate opinion is assessed once against all of its new facts; the verdict
+moves its confidence by the update rule, a contradiction may also revise its text, and every change is recorded
+in the opinion's history with the facts as evidence.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from hindsight.errors import LLMError
+from hindsight.llm.base import LLMUsage, StructuredOutputError
+from hindsight.models import MemoryUnit, Network
+from hindsight.reflect.opinions import OpinionVectors, updated_confidence
+from hindsight.reflect.prompts import assess_messages
+from hindsight.reflect.schemas import AssessmentOut
+from hindsight.reflect.stage import Stage
+from hindsight.reflect.types import OpinionChange, OpinionEvent, Verdict
+from hindsight.reflect.writer import Revision
+from hindsight.retain.pipeline import BankHandle
+from hindsight.store.base import UnitUpdate
+
+log = logging.getLogger(__name__)
+
+FACT_NETWORKS = {Network.WORLD, Network.EXPERIENCE}
+
+
+@dataclass
+class ReinforceOutcome:
+    """The opinions changed by one batch of new facts, the LLM usage and how many assessments failed."""
+
+    changes: list[OpinionChange] = field(default_factory=list)
+    usage: LLMUsage = field(default_factory=LLMUsage)
+    failures: int = 0
+
+
+class Reinforcer(Stage):
+    """Assesses held opinions against new facts and applies the update rule."""
+
+    def candidates(self, bank_id: str, facts: Sequence[MemoryUnit]) -> dict[str, list[MemoryUnit]]:
+        """Opinion id -> the new facts it is a candidate for (entity-sharing first, then the closest)."""
+        held = OpinionVectors.load(self.store, bank_id)
+        if not held.ids or not facts:
+            return {}
+        refs = self.store.unit_entities(bank_id, [f.id for f in facts])
+        vectors, _ = self.writer.embedder.embed([f.text for f in facts])
+        out: dict[str, list[MemoryUnit]] = {}
+        k = self.config.reinforce_max_candidates
+        for fact, vector in zip(facts, vectors, strict=True):
+            sharing = self.store.units_of_entities(bank_id, [r.id for r in refs.get(fact.id, [])],
+                                                   {Network.OPINION}, k)
+            close = [oid for oid, _ in held.similar(vector, self.config.reinforce_cosine)]
+            for oid in list(dict.fromkeys([*sharing, *close]))[:k]:
+                facts_of = out.setdefault(oid, [])
+                if len(facts_of) < self.config.reinforce_max_facts:
+                    facts_of.append(fact)
+        return out
+
+    def process(self, bank: BankHandle, fact_ids: Sequence[str]) -> ReinforceOutcome:
+        """Assess every candidate opinion of the new facts; one transaction per changed opinion."""
+        outcome = ReinforceOutcome()
+        facts = [u for u in self.store.get_units(bank.bank_id, list(fact_ids)) if u.network in FACT_NETWORKS]
+        for opinion_id, evidence in self.candidates(bank.bank_id, facts).items():
+            found = self.store.get_units(bank.bank_id, [opinion_id])
+            if not found:
+                continue  # forgotten meanwhile
+            try:
+                change = self._assess(bank, found[0], evidence, outcome)
+            except LLMError as exc:
+                outcome.failures += 1
+                log.warning("bank %s: assessing opinion %s against facts %s failed, skipped: %s", bank.bank_id,
+                            opinion_id, [f.id for f in evidence], exc)
+                continue
+            if change is not None:
+                outcome.changes.append(change)
+        return outcome
+
+    def _assess(
+        self, bank: BankHandle, opinion: MemoryUnit, evidence: list[MemoryUnit], outcome: ReinforceOutcome
+    ) -> OpinionChange | None:
+        try:
+            reply = self.llm.structured(assess_messages(opinion, evidence), AssessmentOut,
+                                        max_retries=self.max_retries, max_tokens=self.config.reinforce_max_tokens,
+                                        temperature=0.0)
+        except StructuredOutputError as exc:
+            outcome.usage = outcome.usage + exc.usage
+            raise
+        outcome.usage = outcome.usage + reply.usage
+        verdict = reply.value.verdict
+        if verdict == Verdict.NEUTRAL:
+            return None
+        before = opinion.confidence if opinion.confidence is not None else 0.5
+        confidence = updated_confidence(before, verdict, self.config.reinforce_alpha)
+        revised = reply.value.revised_opinion if verdict == Verdict.CONTRADICT else None
+        text = revised.strip() if revised and revised.strip() else opinion.text
+        event = OpinionEvent(unit_id=opinion.id, verdict=verdict, confidence=confidence, text=text,
+                             evidence=[f.id for f in evidence], reason=reply.value.reason,
+                             at=datetime.now(timezone.utc))
+        if text != opinion.text:
+            self.writer.write(bank, revisions=[Revision(opinion.id, text, confidence)], events=[event])
+        else:
+            self.writer.write(bank, updates=[UnitUpdate(opinion.id, confidence=confidence)], events=[event])
+        unit = self.store.get_units(bank.bank_id, [opinion.id])[0]
+        return OpinionChange(unit=unit, event=event, previous_confidence=opinion.confidence,
+                             previous_text=opinion.text if text != opinion.text else None)

@@ -1,0 +1,121 @@
+"""Pydantic schemas of the LLM's reasoning output: opinions (paper appendix A.5), assessments, observations.
+
+Lenient where small models are sloppy (aliases, percent confidences, strings for lists), strict where it matters
+(an opinion needs text, a verdict must be one of the four).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+
+from hindsight.reflect.types import Verdict
+
+_VERDICT_ALIASES = {
+    "reinforces": "reinforce", "supports": "reinforce", "support": "reinforce", "strengthen": "reinforce",
+    "weakens": "weaken", "contradicts": "contradict", "irrelevant": "neutral", "none": "neutral",
+    "unrelated": "neutral",
+}
+
+
+def _confidence(value: Any) -> Any:
+    """0.8, "0.8", "80%" and 80 all mean 0.8."""
+    if isinstance(value, str):
+        match = re.search(r"-?\d+(?:\.\d+)?", value)
+        if match is None:
+            return value
+        number = float(match.group(0))
+        value = number / 100 if "%" in value or number > 1 else number
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and 1 < value <= 100:
+        value = value / 100
+    return value
+
+
+def _names(value: Any) -> Any:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [p.strip() for p in value.split(",") if p.strip()]
+    return value
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class OpinionOut(_Lenient):
+    """One opinion: a first-person judgment with its reasoning and confidence."""
+
+    opinion: str = Field(min_length=3, validation_alias=AliasChoices("opinion", "text", "statement"))
+    reasoning: str = Field("", validation_alias=AliasChoices("reasoning", "reason", "why"))
+    confidence: float = Field(ge=0.0, le=1.0)
+    entities: list[str] = Field(default_factory=list)
+
+    @field_validator("confidence", mode="before")
+    @classmethod
+    def _conf(cls, value: Any) -> Any:
+        return _confidence(value)
+
+    @field_validator("entities", mode="before")
+    @classmethod
+    def _ents(cls, value: Any) -> Any:
+        return _names(value)
+
+    @field_validator("reasoning", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        return "" if value is None else value
+
+
+class OpinionsOut(_Lenient):
+    opinions: list[OpinionOut] = Field(default_factory=list)
+
+
+class AssessmentOut(_Lenient):
+    """How new facts bear on one opinion; a contradiction may come with the opinion rewritten."""
+
+    verdict: Verdict
+    reason: str = ""
+    revised_opinion: str | None = Field(None, validation_alias=AliasChoices("revised_opinion", "revised", "revision"))
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _verdict(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            key = value.strip().lower()
+            return _VERDICT_ALIASES.get(key, key)
+        return value
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _reason(cls, value: Any) -> Any:
+        return "" if value is None else value
+
+    @field_validator("revised_opinion", mode="before")
+    @classmethod
+    def _revised(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and value.strip().lower() in {"", "null", "none", "n/a"} else value
+
+
+class ObservationOut(_Lenient):
+    text: str = Field(min_length=3, validation_alias=AliasChoices("text", "observation"))
+    sources: list[int] = Field(default_factory=list, validation_alias=AliasChoices("sources", "facts", "source"))
+
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _sources(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        if isinstance(value, (int, str)):
+            value = [value]
+        return [int(m) for v in value for m in re.findall(r"\d+", str(v))]
+
+
+class ObservationsOut(_Lenient):
+    observations: list[ObservationOut] = Field(min_length=1)
+
+
+class BackgroundOut(_Lenient):
+    background: str = Field(min_length=1)

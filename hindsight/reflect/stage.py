@@ -1,0 +1,19 @@
+"""What every LLM-driven reasoning stage holds: the model, its settings, the store and the unit writer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hindsight.config import ReflectConfig
+from hindsight.llm.base import LLM
+from hindsight.reflect.writer import UnitWriter
+from hindsight.store.base import MemoryStore
+
+
+@dataclass
+class Stage:
+    llm: LLM
+    config: ReflectConfig
+    store: MemoryStore
+    writer: UnitWriter
+    max_retries: int  # re-asks after invalid structured output

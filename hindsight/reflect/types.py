@@ -1,0 +1,79 @@
+"""Typed results of reflect, opinion updates and observation regeneration."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+
+from pydantic import BaseModel, Field
+
+from hindsight.llm.base import LLMUsage
+from hindsight.models import MemoryUnit
+
+
+class Verdict(str, Enum):
+    """How a piece of evidence bears on an opinion; `formed` marks the opinion's first history entry."""
+
+    FORMED = "formed"
+    REINFORCE = "reinforce"
+    WEAKEN = "weaken"
+    CONTRADICT = "contradict"
+    NEUTRAL = "neutral"
+
+
+class OpinionEvent(BaseModel):
+    """One point of an opinion's trajectory: its confidence (and text) after evidence arrived."""
+
+    unit_id: str
+    verdict: Verdict
+    confidence: float = Field(ge=0.0, le=1.0)
+    text: str
+    evidence: list[str] = Field(default_factory=list)  # unit ids
+    reason: str = ""
+    at: datetime
+
+
+class OpinionChange(BaseModel):
+    """An opinion formed or updated: the unit as it is now and the event that changed it."""
+
+    unit: MemoryUnit
+    event: OpinionEvent
+    previous_confidence: float | None = None
+    previous_text: str | None = None
+
+
+class Usage(BaseModel):
+    """LLM token usage of one operation, summed over its calls (failed attempts included)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+
+    @classmethod
+    def of(cls, usage: LLMUsage) -> Usage:
+        return cls(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, calls=usage.calls)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class ReflectResult(BaseModel):
+    """The answer of one reflect call, the evidence it was given (cited by unit id) and the opinions it formed."""
+
+    query: str
+    answer: str
+    evidence: list[MemoryUnit]
+    cited: list[str] = Field(default_factory=list)  # evidence unit ids the answer names explicitly
+    opinions: list[OpinionChange] = Field(default_factory=list)
+    opinion_error: str | None = None  # why no opinions were formed, when extraction failed
+    usage: Usage = Field(default_factory=Usage)
+
+
+class PendingReport(BaseModel):
+    """What one `process_pending` call did."""
+
+    reinforced: list[OpinionChange] = Field(default_factory=list)
+    observations_regenerated: dict[str, list[str]] = Field(default_factory=dict)  # entity id -> observation ids
+    failures: int = 0
+    usage: Usage = Field(default_factory=Usage)

@@ -1,0 +1,118 @@
+"""Reasoning tables of the SQLite store: opinion history, in-place unit updates and the queue of background work."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from abc import abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from hindsight.models import Network
+from hindsight.reflect.types import OpinionEvent, Verdict
+from hindsight.store.base import EntityRef, PendingItem, UnitUpdate
+from hindsight.store.sqlite_util import chunks as _chunks
+from hindsight.store.sqlite_util import marks as _marks
+
+
+class ReasoningQueries:
+    """Mixed into SQLiteStore, which supplies `_query` and `_tx`."""
+
+    @abstractmethod
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
+    @abstractmethod
+    def _tx(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+    # -- inside apply()'s transaction ---------------------------------------------------------
+    @staticmethod
+    def _update_units(c: sqlite3.Connection, bank_id: str, updates: list[UnitUpdate]) -> None:
+        for u in updates:
+            row = c.execute("SELECT label FROM units WHERE +bank_id=? AND id=?", (bank_id, u.unit_id)).fetchone()
+            if row is None:
+                continue  # forgotten meanwhile: nothing to update
+            if u.confidence is not None:
+                c.execute("UPDATE units SET confidence=? WHERE label=?", (u.confidence, row[0]))
+            if u.text is not None and u.embedding is not None:
+                c.execute(
+                    "UPDATE units SET text=?, embed_text=?, embed_hash=?, embedding=? WHERE label=?",
+                    (u.text, u.embed_text or u.text, u.embed_hash or "",
+                     np.asarray(u.embedding, dtype=np.float32).tobytes(), row[0]),
+                )
+                # Re-adding a label replaces its vector and indexed text in the derived indexes.
+                c.execute("INSERT INTO changes(bank_id, op, label) VALUES(?, 'add', ?)", (bank_id, row[0]))
+
+    @staticmethod
+    def _insert_opinion_events(c: sqlite3.Connection, bank_id: str, events: list[OpinionEvent]) -> None:
+        c.executemany(
+            "INSERT INTO opinion_history(bank_id, unit_id, verdict, confidence, text, evidence, reason, at) "
+            "VALUES(?,?,?,?,?,?,?,?)",
+            [(bank_id, e.unit_id, e.verdict.value, e.confidence, e.text, json.dumps(e.evidence), e.reason,
+              e.at.timestamp()) for e in events],
+        )
+
+    @staticmethod
+    def _forget_history(c: sqlite3.Connection, bank_id: str, unit_ids: list[str]) -> None:
+        for part in _chunks(unit_ids):
+            c.execute(f"DELETE FROM opinion_history WHERE bank_id=? AND unit_id IN ({_marks(len(part))})",
+                      (bank_id, *part))
+
+    # -- reads and the queue --------------------------------------------------------------------
+    def opinion_history(self, bank_id: str, unit_id: str) -> list[OpinionEvent]:
+        rows = self._query(
+            "SELECT unit_id, verdict, confidence, text, evidence, reason, at FROM opinion_history "
+            "WHERE bank_id=? AND unit_id=? ORDER BY seq", (bank_id, unit_id),
+        )
+        return [OpinionEvent(unit_id=r[0], verdict=Verdict(r[1]), confidence=r[2], text=r[3],
+                             evidence=json.loads(r[4]), reason=r[5],
+                             at=datetime.fromtimestamp(r[6], tz=timezone.utc)) for r in rows]
+
+    def units_of_entities(self, bank_id: str, entity_ids: list[str], networks: set[Network], limit: int) -> list[str]:
+        if not entity_ids or not networks or limit <= 0:
+            return []
+        nets = sorted(n.value for n in networks)
+        rows = self._query(
+            f"SELECT DISTINCT u.label, u.id FROM unit_entities ue JOIN units u ON u.label=ue.unit_label "
+            f"WHERE ue.entity_id IN ({_marks(len(entity_ids))}) AND +u.bank_id=? "
+            f"AND +u.network IN ({_marks(len(nets))}) ORDER BY u.label DESC LIMIT ?",
+            (*entity_ids, bank_id, *nets, limit),
+        )
+        return [r[1] for r in rows]
+
+    def unit_entities(self, bank_id: str, unit_ids: list[str]) -> dict[str, list[EntityRef]]:
+        out: dict[str, list[EntityRef]] = {}
+        for part in _chunks(unit_ids):
+            for uid, eid, name, label in self._query(
+                f"SELECT u.id, e.id, e.name, e.label FROM units u JOIN unit_entities ue ON ue.unit_label=u.label "
+                f"JOIN entities e ON e.id=ue.entity_id WHERE +u.bank_id=? AND u.id IN ({_marks(len(part))}) "
+                f"ORDER BY u.label, e.name", (bank_id, *part),
+            ):
+                out.setdefault(uid, []).append(EntityRef(eid, name, label))
+        return out
+
+    def add_pending(self, bank_id: str, items: list[PendingItem]) -> None:
+        now = time.time()
+        with self._tx() as c:
+            c.executemany(
+                "INSERT INTO pending_work(bank_id, kind, key, queued_at, touched_at) VALUES(?,?,?,?,?) "
+                "ON CONFLICT(bank_id, kind, key) DO UPDATE SET touched_at=excluded.touched_at",
+                [(bank_id, i.kind, i.key, now, now) for i in items],
+            )
+
+    def take_pending(self, bank_id: str, kind: str, touched_before: datetime | None, limit: int) -> list[str]:
+        cutoff = touched_before.timestamp() if touched_before is not None else float("inf")
+        with self._tx() as c:
+            keys = [r[0] for r in c.execute(
+                "SELECT key FROM pending_work WHERE bank_id=? AND kind=? AND touched_at<=? ORDER BY queued_at, key "
+                "LIMIT ?", (bank_id, kind, cutoff, limit))]
+            for part in _chunks(keys):
+                c.execute(f"DELETE FROM pending_work WHERE bank_id=? AND kind=? AND key IN ({_marks(len(part))})",
+                          (bank_id, kind, *part))
+        return keys
+
+    def pending_count(self, bank_id: str) -> int:
+        return int(self._query("SELECT count(*) FROM pending_work WHERE bank_id=?", (bank_id,))[0][0])

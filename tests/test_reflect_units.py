@@ -1,0 +1,117 @@
+"""Pure parts of the reasoning half: the update rule, schemas, disposition text, citations, clipping, storage."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from hindsight.models import BankProfile, Disposition, MemoryUnit, Network, Source
+from hindsight.recall.types import RecallHit
+from hindsight.reflect.answer import cited_ids
+from hindsight.reflect.background import clip
+from hindsight.reflect.disposition import describe_disposition, strength_instruction, system_message
+from hindsight.reflect.opinions import updated_confidence
+from hindsight.reflect.schemas import AssessmentOut, ObservationOut, ObservationsOut, OpinionOut
+from hindsight.reflect.types import OpinionEvent, Verdict
+from hindsight.store.base import PendingItem, WriteBatch
+from hindsight.store.sqlite import SQLiteStore
+from hindsight.store.sqlite_schema import SCHEMA
+
+NOW = datetime(2024, 5, 1, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    ("confidence", "verdict", "expected"),
+    [(0.5, Verdict.REINFORCE, 0.6), (0.95, Verdict.REINFORCE, 1.0), (0.5, Verdict.WEAKEN, 0.4),
+     (0.05, Verdict.WEAKEN, 0.0), (0.5, Verdict.CONTRADICT, 0.3), (0.15, Verdict.CONTRADICT, 0.0),
+     (0.5, Verdict.NEUTRAL, 0.5)],
+)
+def test_update_rule_of_design(confidence: float, verdict: Verdict, expected: float) -> None:
+    assert updated_confidence(confidence, verdict, 0.1) == pytest.approx(expected)
+
+
+def test_opinion_schema_is_lenient_where_small_models_are_sloppy() -> None:
+    o = OpinionOut.model_validate({"text": "I think Python is best.", "reason": None, "confidence": "80%",
+                                   "entities": "Python, pandas"})
+    assert (o.opinion, o.reasoning, o.confidence, o.entities) == ("I think Python is best.", "", 0.8,
+                                                                  ["Python", "pandas"])
+    assert OpinionOut.model_validate({"opinion": "I like it.", "confidence": 70}).confidence == 0.7
+    with pytest.raises(ValidationError):
+        OpinionOut.model_validate({"opinion": "", "confidence": 0.5})
+    with pytest.raises(ValidationError):
+        OpinionOut.model_validate({"opinion": "I like it.", "confidence": -0.2})
+
+
+def test_assessment_schema_maps_verdict_aliases_and_null_revisions() -> None:
+    a = AssessmentOut.model_validate({"verdict": "Supports", "reason": None, "revised_opinion": "null"})
+    assert (a.verdict, a.reason, a.revised_opinion) == (Verdict.REINFORCE, "", None)
+    assert AssessmentOut.model_validate({"verdict": "contradicts", "revised": "I now think X."}).revised_opinion
+    with pytest.raises(ValidationError):
+        AssessmentOut.model_validate({"verdict": "maybe"})
+
+
+def test_observation_schema_reads_sources_in_any_shape() -> None:
+    assert ObservationOut.model_validate({"observation": "Alice codes.", "sources": "1, 3"}).sources == [1, 3]
+    assert ObservationOut.model_validate({"text": "Alice codes.", "facts": 2}).sources == [2]
+    assert ObservationOut.model_validate({"text": "Alice codes.", "sources": None}).sources == []
+    with pytest.raises(ValidationError):
+        ObservationsOut.model_validate({"observations": []})
+
+
+def test_disposition_text_follows_traits_and_strength() -> None:
+    low = describe_disposition(Disposition(skepticism=1, literalism=1, empathy=1))
+    high = describe_disposition(Disposition(skepticism=5, literalism=5, empathy=5))
+    assert "very trusting" in low and "very flexibly" in low and "detached" in low
+    assert "highly skeptical" in high and "very literally" in high and "highly empathetic" in high
+    assert "only color your tone" in strength_instruction(0.0)
+    assert "lightly" in strength_instruction(0.2) and "strongly" in strength_instruction(0.9)
+    assert system_message(BankProfile()).startswith("You are an AI assistant with a long-term memory.")
+    assert "About you: I love maps." in system_message(BankProfile(name="Bo", background="I love maps."))
+
+
+def _hit(uid: str) -> RecallHit:
+    unit = MemoryUnit(id=uid, bank_id="b", text="t", network=Network.WORLD, occurred_start=None, occurred_end=None,
+                      mentioned_at=NOW, source=Source(document_id="d"), content_hash="h", created_at=NOW)
+    return RecallHit(unit=unit, text="t", tokens=1, channels=[], fused_score=1.0, score=1.0)
+
+
+def test_cited_ids_map_numbers_to_units_in_citation_order() -> None:
+    hits = [_hit("a"), _hit("b"), _hit("c")]
+    assert cited_ids("Yes [3], as [1] and [3] say; [7] and [0] do not exist.", hits) == ["c", "a"]
+    assert cited_ids("No citations.", hits) == []
+
+
+def test_clip_keeps_whole_sentences() -> None:
+    text = "I am Ada. I live in Porto. I have two dogs."
+    assert clip(text, 100) == text
+    assert clip(text, 30) == "I am Ada. I live in Porto."
+    assert clip("x" * 50 + " " + "y" * 50, 60) == "x" * 50
+
+
+def test_reasoning_tables_are_added_to_an_existing_database(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(SCHEMA)  # a file written before the reasoning tables existed
+    conn.execute("INSERT INTO meta(key, value) VALUES('schema_version', '1')")
+    conn.commit()
+    conn.close()
+    store = SQLiteStore(path)
+    try:
+        store.add_pending("b", [PendingItem("observe", "e1"), PendingItem("reinforce", "u1")])
+        store.add_pending("b", [PendingItem("observe", "e1")])  # queued once, touched again
+        assert store.pending_count("b") == 2
+        assert store.take_pending("b", "observe", datetime(2000, 1, 1, tzinfo=timezone.utc), 10) == []
+        assert store.take_pending("b", "observe", None, 10) == ["e1"]
+        assert store.pending_count("b") == 1
+        assert store.opinion_history("b", "u1") == []
+        event = OpinionEvent(unit_id="u1", verdict=Verdict.FORMED, confidence=0.4, text="I think so.", at=NOW)
+        store.apply("b", WriteBatch(opinion_events=[event]))
+        assert store.opinion_history("b", "u1") == [event]
+        store.delete_bank("b")
+        assert store.opinion_history("b", "u1") == [] and store.pending_count("b") == 0
+    finally:
+        store.close()
