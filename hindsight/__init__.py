@@ -8,6 +8,7 @@ from hindsight.errors import (
     ConfigError,
     ContentTooLargeError,
     DirectoryLockedError,
+    EntityNotFoundError,
     ExtractionError,
     HindsightError,
     InvalidBankIdError,
@@ -34,7 +35,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Bank", "BankNotFoundError", "BankProfile", "ConfigError", "ContentTooLargeError", "DirectoryLockedError",
-    "Disposition", "Entity", "ExtractionError", "Hindsight", "HindsightConfig", "HindsightError",
+    "Disposition", "Entity", "EntityNotFoundError", "ExtractionError", "Hindsight", "HindsightConfig", "HindsightError",
     "InvalidBankIdError", "InvalidInputError", "LLMError", "Link", "LinkType", "MemoryUnit", "Message", "Network",
     "RetainRequest", "RetainResult", "Source", "StoreError", "UnitNotFoundError", "__version__",
 ]

@@ -27,6 +27,10 @@ class UnitNotFoundError(HindsightError, KeyError):
     """The memory unit does not exist in this bank."""
 
 
+class EntityNotFoundError(HindsightError, KeyError):
+    """No entity of the bank has that id, name or alias."""
+
+
 class ConfigError(HindsightError, ValueError):
     """The configuration file or object is invalid."""
 
