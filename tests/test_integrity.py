@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hindsight import Hindsight
+from hindsight import Hindsight, Message
 from hindsight.bank import Bank
 from hindsight.embed.base import Embedder
 from hindsight.integrity import ProblemKind
@@ -192,3 +192,21 @@ def test_index_lag_is_not_corruption(bank: Bank, engine: Hindsight) -> None:
     report = bank.check()
     assert report.ok, str(report)
     assert report.units == len(bank.units())
+
+
+def test_updating_a_document_keeps_the_entities_its_new_version_mentions(bank: Bank) -> None:
+    """Regression: the old units' entities were dropped as orphans before the new units took them, leaving the
+    new units' entity rows dangling (found by the kill -9 test)."""
+    people = [Message(speaker="Maya", content="Omar and Lena cooked dinner in Kyoto.")]
+    bank.retain(people, timestamp="2024-06-01", document_id="upd")
+    bank.retain(
+        [Message(speaker="Maya", content="Omar and Lena ran ten miles in Lisbon.")],
+        timestamp="2024-06-02",
+        document_id="upd",
+    )
+    report = bank.check()
+    assert report.ok, str(report)
+    (unit,) = bank._engine.store.document_units(bank.id, "upd")
+    assert {"Omar", "Lena", "Lisbon"} <= set(unit.entities)
+    assert {"Omar", "Lena", "Lisbon"} <= {e.name for e in bank.entities()}
+    assert "Kyoto" not in {e.name for e in bank.entities()}  # only the old version mentioned it

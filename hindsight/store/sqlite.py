@@ -161,7 +161,7 @@ class SQLiteStore(GraphQueries, IntegrityQueries, MemoryStore):
         with self._tx() as c:
             if c.execute("SELECT 1 FROM banks WHERE id=?", (bank_id,)).fetchone() is None:
                 raise BankNotFoundError(f"no bank {bank_id!r}")  # e.g. deleted while a retain was running
-            self._delete_units(c, bank_id, batch.delete_unit_ids)
+            entities, documents = self._delete_units(c, bank_id, batch.delete_unit_ids)
             self._write_entities(c, bank_id, batch)
             labels = self._insert_units(c, bank_id, batch)
             self._insert_links(c, bank_id, batch.links, labels)
@@ -173,6 +173,9 @@ class SQLiteStore(GraphQueries, IntegrityQueries, MemoryStore):
                     "context=excluded.context, updated_at=excluded.updated_at",
                     (bank_id, d.document_id, d.content_hash, d.context, _ts(d.updated_at)),
                 )
+                documents.discard(d.document_id)
+            # Only now, after the batch's new units took their entities, is it known which are orphans.
+            self._drop_orphans(c, bank_id, entities, documents)
             row = c.execute("SELECT max(seq) FROM changes WHERE bank_id=?", (bank_id,)).fetchone()
             return int(row[0] or 0)
 
@@ -243,9 +246,10 @@ class SQLiteStore(GraphQueries, IntegrityQueries, MemoryStore):
             rows,
         )
 
-    def _delete_units(self, c: sqlite3.Connection, bank_id: str, unit_ids: list[str]) -> None:
+    def _delete_units(self, c: sqlite3.Connection, bank_id: str, unit_ids: list[str]) -> tuple[set[str], set[str]]:
+        """Delete units with their entity rows and links; returns the entities and documents they touched."""
         if not unit_ids:
-            return
+            return set(), set()
         labels: list[int] = []
         for part in _chunks(unit_ids):
             labels += [
@@ -266,13 +270,15 @@ class SQLiteStore(GraphQueries, IntegrityQueries, MemoryStore):
             c.execute(f"DELETE FROM links WHERE src IN ({marks}) OR dst IN ({marks})", (*part, *part))
             c.execute(f"DELETE FROM units WHERE label IN ({marks})", part)
         c.executemany("INSERT INTO changes(bank_id, op, label) VALUES(?, 'del', ?)", [(bank_id, x) for x in labels])
+        return touched, documents
+
+    def _drop_orphans(self, c: sqlite3.Connection, bank_id: str, entities: set[str], documents: set[str]) -> None:
         # An entity no unit mentions any more is forgotten with its aliases and keys.
-        for eid in touched:
+        for eid in entities:
             if c.execute("SELECT 1 FROM unit_entities WHERE entity_id=? LIMIT 1", (eid,)).fetchone() is None:
                 for table, col in (("entity_aliases", "entity_id"), ("entity_keys", "entity_id"), ("entities", "id")):
                     c.execute(f"DELETE FROM {table} WHERE {col}=?", (eid,))
-        # So is a document none of whose units is left (its row holds its context); a retain in the same batch
-        # writes its document row again afterwards.
+        # So is a document none of whose units is left (its row holds its context).
         for doc in documents:
             left = c.execute("SELECT 1 FROM units WHERE bank_id=? AND document_id=? LIMIT 1", (bank_id, doc))
             if left.fetchone() is None:
