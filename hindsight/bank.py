@@ -17,6 +17,7 @@ from hindsight.graph_view import bank_graph
 from hindsight.index.manager import BankIndexes
 from hindsight.integrity import IntegrityReport, check_bank
 from hindsight.models import BankProfile, BankStats, Entity, Link, LinkType, MemoryUnit, Network, RetainResult
+from hindsight.recall.request import non_negative_int
 from hindsight.recall.types import RecallResult
 from hindsight.retain.pipeline import BankHandle, RetainRequest
 
@@ -131,7 +132,8 @@ class Bank:
     def units(
         self, network: Network | str | None = None, limit: int | None = None, offset: int = 0
     ) -> list[MemoryUnit]:
-        return self._engine.store.list_units(self.id, _network(network), limit, offset)
+        limit = None if limit is None else non_negative_int(limit, "limit")
+        return self._engine.store.list_units(self.id, _network(network), limit, non_negative_int(offset, "offset"))
 
     def get_unit(self, unit_id: str) -> MemoryUnit:
         found = self._engine.store.get_units(self.id, [unit_id])

@@ -8,6 +8,7 @@ from datetime import datetime
 import networkx as nx
 
 from hindsight.models import LinkType, Network
+from hindsight.retain.normalize import parse_time
 from hindsight.store.base import MemoryStore
 
 
@@ -20,6 +21,7 @@ def bank_graph(
     until: datetime | None = None,
 ) -> nx.MultiDiGraph:
     """Units (kind='unit') and entities (kind='entity'); links keyed by type, mentions keyed 'mentions'."""
+    since, until = parse_time(since, "since"), parse_time(until, "until")  # naive means UTC, as everywhere
     nets = {Network(n) for n in networks} if networks is not None else set(Network)
     types = {LinkType(t) for t in link_types} if link_types is not None else set(LinkType)
     graph = nx.MultiDiGraph(bank_id=bank_id)
