@@ -17,8 +17,7 @@ from hindsight.models import Document, Message, Turn, as_utc
 
 log = logging.getLogger(__name__)
 
-_PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
-_CLOSE_TAG = re.compile(r"</private>", re.IGNORECASE)
+_PRIVATE_TAG = re.compile(r"<\s*(/?)\s*private\s*>", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _DOC_ID = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
@@ -27,11 +26,28 @@ _VISIBLE = re.compile(r"[^\s\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u2064
 
 
 def strip_private(text: str) -> str:
-    """Blank out <private>...</private> spans (an unclosed tag hides the rest), keeping offsets stable."""
+    """Blank out <private>...</private> spans, keeping offsets stable. Spans nest (the outermost pair counts), an
+    unclosed tag hides the rest, and a stray closing tag is blanked too."""
     if "<" not in text:
         return text
-    out = _PRIVATE.sub(lambda m: " " * len(m.group(0)), text)
-    return _CLOSE_TAG.sub(lambda m: " " * len(m.group(0)), out)
+    spans: list[tuple[int, int]] = []
+    depth = opened = 0
+    for m in _PRIVATE_TAG.finditer(text):
+        if not m.group(1):
+            opened, depth = (m.start() if depth == 0 else opened), depth + 1
+        elif depth == 0:
+            spans.append((m.start(), m.end()))
+        else:
+            depth -= 1
+            if depth == 0:
+                spans.append((opened, m.end()))
+    if depth:
+        spans.append((opened, len(text)))
+    pieces, pos = [], 0
+    for start, end in spans:
+        pieces += [text[pos:start], " " * (end - start)]
+        pos = end
+    return "".join([*pieces, text[pos:]])
 
 
 def has_visible(text: str) -> bool:
