@@ -43,7 +43,7 @@ def forget(
     """
     bank_id = indexes.bank_id
     if (unit_id is None) == (entity is None):
-        raise InvalidInputError("forget takes a unit id or entity=..., not both")
+        raise InvalidInputError("forget takes exactly one of a unit id and entity=...")
     before = store.list_entities(bank_id)
     if unit_id is not None:
         if not isinstance(unit_id, str) or not store.get_units(bank_id, [unit_id]):
