@@ -121,10 +121,10 @@ def verify(memdir: Path, entries: list[dict[str, Any]], expected: Expected, mini
         last = next((e for e in reversed(entries) if e.get("done") == "retain"), None)
         if last is not None:
             ((doc, ids),) = last["units"].items()
-            if ids and doc in actual:  # not updated or forgotten since: its index entries answer a recall
-                tag = next(t for t in unit_texts(hs, "crash", set(ids)))
-                query = tag.split("[", 1)[1].split("]", 1)[0]
-                assert set(ids) & {h.unit.id for h in bank.recall(query, budget=100_000).hits}
+            kept = set(ids) & actual.get(doc, set())  # not updated or forgotten since
+            if kept:  # its index entries answer a recall for its tag
+                query = unit_texts(hs, "crash", kept)[0].split("[", 1)[1].split("]", 1)[0]
+                assert kept & {h.unit.id for h in bank.recall(query, budget=100_000).hits}
 
 
 def wait_for_first_line(path: Path, timeout: float = 120.0) -> None:
