@@ -11,16 +11,18 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from hindsight.asyncs import async_twin
-from hindsight.errors import InvalidBankIdError, InvalidInputError, UnitNotFoundError
+from hindsight.errors import BankNotFoundError, InvalidBankIdError, InvalidInputError, UnitNotFoundError
+from hindsight.forget import ForgetResult, forget
 from hindsight.graph_view import bank_graph
 from hindsight.index.manager import BankIndexes
+from hindsight.integrity import IntegrityReport, check_bank
 from hindsight.llm.base import LLMUsage
 from hindsight.llm.usage import bank_scope
 from hindsight.models import BankProfile, BankStats, Entity, Link, LinkType, MemoryUnit, Network, RetainResult
+from hindsight.recall.request import non_negative_int
 from hindsight.recall.types import RecallResult
 from hindsight.reflect.types import OpinionEvent, PendingReport, ReflectResult
 from hindsight.retain.pipeline import BankHandle, RetainRequest
-from hindsight.store.base import WriteBatch
 
 if TYPE_CHECKING:
     from hindsight.engine import Hindsight
@@ -55,6 +57,7 @@ class Bank:
         self.id = bank_id
         self._lock = threading.RLock()
         self._indexes: BankIndexes | None = None
+        self._deleted = False
 
     def __repr__(self) -> str:
         return f"Bank({self.id!r})"
@@ -63,6 +66,8 @@ class Bank:
     def indexes(self) -> BankIndexes:
         """The bank's derived indexes, opened (and healed) on first use."""
         with self._lock:
+            if self._deleted:
+                raise BankNotFoundError(f"bank {self.id!r} was deleted")
             if self._indexes is None:
                 self._indexes = self._engine._open_indexes(self.id)
             return self._indexes
@@ -98,13 +103,16 @@ class Bank:
         with bank_scope(self.id):
             return self._engine.pipeline.retain_many(self._handle(), items)
 
-    def forget(self, unit_id: str) -> None:
-        """Remove a unit from the store, both indexes and the graph; orphaned entities go too."""
+    def forget(self, unit_id: str | None = None, *, entity: str | None = None) -> ForgetResult:
+        """Remove a unit, or with `entity=` (an id, name or alias) every unit that mentions that entity, from the
+        store, both indexes and the graph, and scrub the files; entities no unit mentions any more go too."""
         with self._lock:
-            if not self._engine.store.get_units(self.id, [unit_id]):
-                raise UnitNotFoundError(f"no unit {unit_id!r} in bank {self.id!r}")
-            self._engine.store.apply(self.id, WriteBatch(delete_unit_ids=[unit_id]))
-            self.indexes.sync()
+            return forget(self._engine.store, self.indexes, unit_id, entity)
+
+    def check(self) -> IntegrityReport:
+        """Check that the store is consistent and that both indexes hold exactly the bank's units."""
+        with self._lock:
+            return check_bank(self._engine.store, self.indexes, self._engine.embedder.dim)
 
     # -- recall ------------------------------------------------------------------------------
     def recall(
@@ -158,7 +166,8 @@ class Bank:
     def units(
         self, network: Network | str | None = None, limit: int | None = None, offset: int = 0
     ) -> list[MemoryUnit]:
-        return self._engine.store.list_units(self.id, _network(network), limit, offset)
+        limit = None if limit is None else non_negative_int(limit, "limit")
+        return self._engine.store.list_units(self.id, _network(network), limit, non_negative_int(offset, "offset"))
 
     def get_unit(self, unit_id: str) -> MemoryUnit:
         found = self._engine.store.get_units(self.id, [unit_id])
@@ -193,8 +202,10 @@ class Bank:
             raise InvalidInputError(f"unknown link type in {list(link_types or [])!r}") from exc
         return bank_graph(self._engine.store, self.id, nets, types, since, until)
 
-    def close(self) -> None:
+    def close(self, deleted: bool = False) -> None:
+        """Close the indexes; `deleted` (from delete_bank) makes every later use a BankNotFoundError."""
         with self._lock:
+            self._deleted = self._deleted or deleted
             if self._indexes is not None:
                 self._indexes.close()
                 self._indexes = None
@@ -207,6 +218,7 @@ class Bank:
     arecall = async_twin(recall)
     aretain_many = async_twin(retain_many)
     aforget = async_twin(forget)
+    acheck = async_twin(check)
     aunits = async_twin(units)
     aget_unit = async_twin(get_unit)
     aentities = async_twin(entities)

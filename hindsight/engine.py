@@ -173,10 +173,11 @@ class Hindsight:
             self._check_open()
             bank = self._banks.pop(bank_id, None)
             if bank is not None:
-                bank.close()
+                bank.close(deleted=True)
             if self.store.get_profile(bank_id) is None:
                 raise BankNotFoundError(f"no bank {bank_id!r}")
             self.store.delete_bank(bank_id)
+            self.store.purge()
             shutil.rmtree(self.path / "banks" / bank_id, ignore_errors=True)
 
     # -- background work ---------------------------------------------------------------------

@@ -7,7 +7,8 @@ from datetime import datetime
 
 import networkx as nx
 
-from hindsight.models import LinkType, Network, as_utc
+from hindsight.models import LinkType, Network
+from hindsight.retain.normalize import parse_time
 from hindsight.store.base import MemoryStore
 
 
@@ -21,9 +22,9 @@ def bank_graph(
 ) -> nx.MultiDiGraph:
     """Units (kind='unit') and entities (kind='entity', with their aliases and resolution scores); links keyed by
     type, mentions keyed 'mentions'. `since`/`until` keep the units mentioned in that period."""
+    since, until = parse_time(since, "since"), parse_time(until, "until")  # naive means UTC, as everywhere
     nets = {Network(n) for n in networks} if networks is not None else set(Network)
     types = {LinkType(t) for t in link_types} if link_types is not None else set(LinkType)
-    since, until = (as_utc(t) if t is not None else None for t in (since, until))  # naive means UTC
     graph = nx.MultiDiGraph(bank_id=bank_id)
     for u in store.list_units(bank_id):
         if u.network not in nets or (since and u.mentioned_at < since) or (until and u.mentioned_at > until):

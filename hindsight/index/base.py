@@ -38,6 +38,10 @@ class DerivedIndex(ABC):
     def remove(self, labels: list[int], watermark: int) -> None: ...
 
     @abstractmethod
+    def labels(self) -> set[int]:
+        """Every label the index holds (for integrity checks)."""
+
+    @abstractmethod
     def close(self) -> None: ...
 
 

@@ -56,6 +56,7 @@ class Fts5Index(LexicalIndex):
         self.dir.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
         conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA secure_delete=ON")
         conn.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')"
         )
@@ -119,6 +120,21 @@ class Fts5Index(LexicalIndex):
                 "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?", (match, k)
             ).fetchall()
         return [IndexHit(int(r[0]), float(-r[1])) for r in rows]
+
+    def purge(self) -> None:
+        """Make removed rows unrecoverable from the files: FTS5 keeps deleted terms in old segments until they
+        merge, and the WAL keeps old pages until it is truncated."""
+        with self._lock:
+            assert self._conn is not None, "load() or reset() first"
+            self._conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
+            busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        if busy:
+            log.warning("lexical index %s: the WAL could not be truncated", self.path)
+
+    def labels(self) -> set[int]:
+        with self._lock:
+            assert self._conn is not None, "load() or reset() first"
+            return {int(r[0]) for r in self._conn.execute("SELECT rowid FROM fts")}
 
     def close(self) -> None:
         with self._lock:

@@ -141,9 +141,13 @@ class HnswIndex(VectorIndex):
             self.watermark = max(self.watermark, watermark)
 
     def remove(self, labels: list[int], watermark: int) -> None:
+        """Mark labels deleted, first overwriting their vectors with zeros: hnswlib keeps a deleted element's
+        vector (in memory and in snapshots) until its slot is reused, and a forgotten unit's embedding must go."""
         with self.lock.write():
-            for label in labels:
-                if label in self._alive:
+            gone = [label for label in labels if label in self._alive]
+            if gone:
+                self._index.add_items(np.zeros((len(gone), self.dim), np.float32), np.asarray(gone, dtype=np.int64))
+                for label in gone:
                     self._index.mark_deleted(label)
                     self._alive.discard(label)
             self.watermark = max(self.watermark, watermark)
@@ -182,6 +186,10 @@ class HnswIndex(VectorIndex):
 
     def __len__(self) -> int:
         return len(self._alive)
+
+    def labels(self) -> set[int]:
+        with self.lock.read():
+            return set(self._alive)
 
     def close(self) -> None:
         self._index = None

@@ -81,6 +81,13 @@ class BankIndexes:
             index.remove(dels, top)
         index.add_units(units, top)
 
+    def purge(self) -> None:
+        """After a forget: leave nothing of removed units in the index files (snapshot saved, lexical compacted)."""
+        with self._sync_lock:
+            self.vectors.save()
+            self._saved_watermark = self.vectors.watermark
+            self.lexical.purge()
+
     def search_vectors(
         self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None
     ) -> list[IndexHit]:

@@ -10,13 +10,14 @@ from typing import Any
 
 from hindsight.errors import ContentTooLargeError, InvalidInputError
 from hindsight.models import Network
-from hindsight.retain.normalize import clean_text, parse_time
+from hindsight.retain.normalize import clean_text, parse_time, strip_private
 from hindsight.store.base import UnitFilter
 
 
 @dataclass(frozen=True)
 class RecallRequest:
-    """Validated recall arguments. `text` is the query made safe (no control characters or lone surrogates)."""
+    """Validated recall arguments. `text` is the query made safe (no control characters, lone surrogates or private
+    spans: those are neither searched for nor logged)."""
 
     query: str
     text: str
@@ -27,7 +28,8 @@ class RecallRequest:
     unit_filter: UnitFilter
 
 
-def _count(value: Any, what: str) -> int:
+def non_negative_int(value: Any, what: str) -> int:
+    """`value` as an int >= 0 (bools are not ints here), or InvalidInputError."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise InvalidInputError(f"{what} must be an integer, got {type(value).__name__}")
     if value < 0:
@@ -64,11 +66,11 @@ def make_request(
         raise InvalidInputError("query is empty")
     if len(query) > max_query_chars:
         raise ContentTooLargeError(f"a query of {len(query):,} characters exceeds the limit of {max_query_chars:,}")
-    budget = _count(budget, "budget")
-    top_k = None if top_k is None else _count(top_k, "top_k")
+    budget = non_negative_int(budget, "budget")
+    top_k = None if top_k is None else non_negative_int(top_k, "top_k")
     as_of_t = parse_time(as_of, "as_of")
     when = parse_time(query_time, "query_time") or as_of_t or datetime.now(timezone.utc)
     return RecallRequest(
-        query=query, text=clean_text(query), budget=budget, top_k=top_k, query_time=when, as_of=as_of_t,
+        query=query, text=clean_text(strip_private(query)), budget=budget, top_k=top_k, query_time=when, as_of=as_of_t,
         unit_filter=UnitFilter(networks=_networks(networks), as_of=as_of_t),
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from hindsight.config import ExtractorConfig
 from hindsight.models import (
@@ -34,8 +34,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def _day(value: datetime) -> tuple[datetime, datetime]:
-    start = value.replace(hour=0, minute=0, second=0, microsecond=0)
-    return start, start + timedelta(days=1) - timedelta(microseconds=1)
+    # replace(), not start + 1 day: on December 31 of year 9999 the addition overflows.
+    return value.replace(hour=0, minute=0, second=0, microsecond=0), value.replace(
+        hour=23, minute=59, second=59, microsecond=999_999
+    )
 
 
 class NLPExtractor(Extractor):

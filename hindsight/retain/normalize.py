@@ -17,19 +17,42 @@ from hindsight.models import Document, Message, Turn, as_utc
 
 log = logging.getLogger(__name__)
 
-_PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
-_CLOSE_TAG = re.compile(r"</private>", re.IGNORECASE)
+_PRIVATE_TAG = re.compile(r"<\s*(/?)\s*private\s*>", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _DOC_ID = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
+# A character that shows: not whitespace, a control, a zero-width or direction mark, a BOM or a lone surrogate.
+_VISIBLE = re.compile(r"[^\s\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\ud800-\udfff]")
 
 
 def strip_private(text: str) -> str:
-    """Blank out <private>...</private> spans (an unclosed tag hides the rest), keeping offsets stable."""
+    """Blank out <private>...</private> spans, keeping offsets stable. Spans nest (the outermost pair counts), an
+    unclosed tag hides the rest, and a stray closing tag is blanked too."""
     if "<" not in text:
         return text
-    out = _PRIVATE.sub(lambda m: " " * len(m.group(0)), text)
-    return _CLOSE_TAG.sub(lambda m: " " * len(m.group(0)), out)
+    spans: list[tuple[int, int]] = []
+    depth = opened = 0
+    for m in _PRIVATE_TAG.finditer(text):
+        if not m.group(1):
+            opened, depth = (m.start() if depth == 0 else opened), depth + 1
+        elif depth == 0:
+            spans.append((m.start(), m.end()))
+        else:
+            depth -= 1
+            if depth == 0:
+                spans.append((opened, m.end()))
+    if depth:
+        spans.append((opened, len(text)))
+    pieces, pos = [], 0
+    for start, end in spans:
+        pieces += [text[pos:start], " " * (end - start)]
+        pos = end
+    return "".join([*pieces, text[pos:]])
+
+
+def has_visible(text: str) -> bool:
+    """True when some character of `text` shows (zero-width, direction marks and controls alone do not)."""
+    return _VISIBLE.search(text) is not None
 
 
 def clean_text(text: str) -> str:
@@ -37,6 +60,10 @@ def clean_text(text: str) -> str:
     text = _CONTROL.sub(" ", text)
     text = text.encode("utf-8", "replace").decode("utf-8")
     return " ".join(text.split())
+
+
+def _clean_name(name: str | None) -> str | None:
+    return clean_text(strip_private(name or "")) or None
 
 
 def parse_time(value: Any, what: str) -> datetime | None:
@@ -56,12 +83,23 @@ def parse_time(value: Any, what: str) -> datetime | None:
         raise InvalidInputError(f"{what} is out of range: {value!r}") from exc
 
 
+def _is_id(value: Any) -> bool:
+    """1-256 printable characters, not all blank, and valid UTF-8 (no lone surrogates)."""
+    if not isinstance(value, str) or not _DOC_ID.match(value) or not value.strip():
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def validate_document_id(document_id: Any) -> str | None:
     if document_id is None:
         return None
-    if not isinstance(document_id, str) or not _DOC_ID.match(document_id) or not document_id.strip():
+    if not _is_id(document_id):
         raise InvalidInputError("document_id must be 1-256 printable characters")
-    return document_id
+    return str(document_id)
 
 
 def _split(text: str, limit: int) -> list[tuple[int, int]]:
@@ -85,6 +123,8 @@ def _coerce_messages(content: Sequence[Any]) -> list[Message]:
             messages.append(item if isinstance(item, Message) else Message.model_validate(item))
         except ValidationError as exc:
             raise InvalidInputError(f"message {i} is invalid: {exc.errors()[0]['msg']}") from exc
+        if messages[-1].id is not None and not _is_id(messages[-1].id):
+            raise InvalidInputError(f"message {i} id must be 1-256 printable characters")
     return messages
 
 
@@ -119,7 +159,7 @@ def normalize(
     ctx = clean_text(strip_private(context)) or None if context else None
     if isinstance(content, str):
         _check_sizes([content], limits)
-        if not content.strip():
+        if not has_visible(content):
             raise InvalidInputError("content is empty")
         text = strip_private(content)
         turns = [
@@ -130,7 +170,7 @@ def normalize(
     elif isinstance(content, (list, tuple)):
         messages = _coerce_messages(content)
         _check_sizes([m.content for m in messages], limits)
-        if not messages or not any(m.content.strip() for m in messages):
+        if not messages or not any(has_visible(m.content) for m in messages):
             raise InvalidInputError("content has no non-empty message")
         turns = []
         for i, m in enumerate(messages):
@@ -138,14 +178,15 @@ def normalize(
             text = strip_private(m.content)
             spans = _split(text, max_unit_chars)
             for a, b in spans:
+                # Names are cleaned like text: a private span in a speaker name is not stored either.
                 turns.append(Turn(
-                    index=len(turns), turn_id=m.id or f"t{i}", speaker=clean_text(m.speaker or "") or None,
-                    role=clean_text(m.role or "") or None, text=clean_text(text[a:b]), timestamp=when,
+                    index=len(turns), turn_id=m.id or f"t{i}", speaker=_clean_name(m.speaker),
+                    role=_clean_name(m.role), text=clean_text(text[a:b]), timestamp=when,
                     char_start=a if len(spans) > 1 else None, char_end=b if len(spans) > 1 else None,
                 ))
     else:
         raise InvalidInputError(f"content must be a str or a list of messages, got {type(content).__name__}")
-    turns = [t for t in turns if t.text]
+    turns = [t for t in turns if has_visible(t.text)]
     if not turns:
         log.info("retain: nothing left after removing private spans")
     digest = content_hash(turns, ctx)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import Enum
 
 import numpy as np
 
@@ -152,6 +153,31 @@ class TimedUnit:
     t_mid: float
 
 
+class ProblemKind(str, Enum):
+    """A kind of inconsistency `Bank.check()` can find."""
+
+    VECTOR_MISSING = "vector_missing"  # a live unit is not in the vector index
+    VECTOR_STALE = "vector_stale"  # the vector index holds a label with no live unit
+    LEXICAL_MISSING = "lexical_missing"
+    LEXICAL_STALE = "lexical_stale"
+    BAD_EMBEDDING = "bad_embedding"  # wrong size or not finite
+    DANGLING_LINK = "dangling_link"  # an end is missing or in another bank
+    DANGLING_UNIT_ENTITY = "dangling_unit_entity"  # a unit-entity row whose unit or entity is missing
+    ORPHAN_ENTITY = "orphan_entity"  # an entity no unit mentions
+    DANGLING_ENTITY_KEY = "dangling_entity_key"  # a resolution key of a missing entity
+    UNIT_WITHOUT_DOCUMENT = "unit_without_document"
+    ENTITY_MISMATCH = "entity_mismatch"  # a unit's entity names differ from its unit-entity rows
+
+
+@dataclass
+class IntegrityProblem:
+    """One inconsistency: its kind, a readable detail and the ids (unit, entity or label) involved."""
+
+    kind: ProblemKind
+    detail: str
+    ids: list[str] = field(default_factory=list)
+
+
 class MemoryStore(ABC):
     """Persistent storage of all banks. Implementations must apply a WriteBatch atomically."""
 
@@ -258,6 +284,18 @@ class MemoryStore(ABC):
         """Remove and return up to `limit` keys of `kind`, oldest first, untouched since `touched_before`."""
     @abstractmethod
     def pending_count(self, bank_id: str) -> int: ...
+
+    # integrity
+    @abstractmethod
+    def live_labels(self, bank_id: str) -> set[int]:
+        """The labels of every unit the bank holds."""
+    @abstractmethod
+    def integrity_problems(self, bank_id: str, dim: int) -> list[IntegrityProblem]:
+        """Inconsistencies inside the store (links, unit-entity rows, entities, embeddings of `dim` floats)."""
+
+    @abstractmethod
+    def purge(self) -> None:
+        """Make deleted rows unrecoverable from the storage files (after a forget)."""
 
     @abstractmethod
     def stats(self, bank_id: str) -> BankStats: ...

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from hindsight.errors import StoreClosedError, StoreError
+from hindsight.errors import BankNotFoundError, StoreClosedError, StoreError
 from hindsight.models import (
     BankProfile,
     BankStats,
@@ -34,6 +34,7 @@ from hindsight.store.base import (
     WriteBatch,
 )
 from hindsight.store.sqlite_graph import GraphQueries
+from hindsight.store.sqlite_integrity import IntegrityQueries
 from hindsight.store.sqlite_reasoning import ReasoningQueries
 from hindsight.store.sqlite_schema import REASONING_SCHEMA, SCHEMA, SCHEMA_VERSION
 from hindsight.store.sqlite_util import chunks as _chunks
@@ -52,7 +53,7 @@ _UNIT_COLUMNS = (
 )
 
 
-class SQLiteStore(GraphQueries, ReasoningQueries, MemoryStore):
+class SQLiteStore(GraphQueries, IntegrityQueries, ReasoningQueries, MemoryStore):
     """All banks in one SQLite file, WAL mode, synchronous=FULL so a returned write survives power loss."""
 
     def __init__(self, path: str | Path, cache_mb: int = 64, mmap_mb: int = 256) -> None:
@@ -80,6 +81,8 @@ class SQLiteStore(GraphQueries, ReasoningQueries, MemoryStore):
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=OFF")
+            # Deleted rows are overwritten with zeros, so forgotten text does not linger in free pages.
+            conn.execute("PRAGMA secure_delete=ON")
             # The default 2 MiB page cache misses on every B-tree insert once a bank has ~10k units.
             conn.execute(f"PRAGMA cache_size=-{self._cache_mb * 1024}")
             conn.execute(f"PRAGMA mmap_size={self._mmap_mb * 1024 * 1024}")
@@ -157,7 +160,9 @@ class SQLiteStore(GraphQueries, ReasoningQueries, MemoryStore):
     # -- writes ------------------------------------------------------------------------------
     def apply(self, bank_id: str, batch: WriteBatch) -> int:
         with self._tx() as c:
-            self._delete_units(c, bank_id, batch.delete_unit_ids)
+            if c.execute("SELECT 1 FROM banks WHERE id=?", (bank_id,)).fetchone() is None:
+                raise BankNotFoundError(f"no bank {bank_id!r}")  # e.g. deleted while a retain was running
+            entities, documents = self._delete_units(c, bank_id, batch.delete_unit_ids)
             self._forget_history(c, bank_id, batch.delete_unit_ids)
             self._write_entities(c, bank_id, batch)
             labels = self._insert_units(c, bank_id, batch)
@@ -172,6 +177,9 @@ class SQLiteStore(GraphQueries, ReasoningQueries, MemoryStore):
                     "context=excluded.context, updated_at=excluded.updated_at",
                     (bank_id, d.document_id, d.content_hash, d.context, _ts(d.updated_at)),
                 )
+                documents.discard(d.document_id)
+            # Only now, after the batch's new units took their entities, is it known which are orphans.
+            self._drop_orphans(c, bank_id, entities, documents)
             row = c.execute("SELECT max(seq) FROM changes WHERE bank_id=?", (bank_id,)).fetchone()
             return int(row[0] or 0)
 
@@ -242,9 +250,10 @@ class SQLiteStore(GraphQueries, ReasoningQueries, MemoryStore):
             rows,
         )
 
-    def _delete_units(self, c: sqlite3.Connection, bank_id: str, unit_ids: list[str]) -> None:
+    def _delete_units(self, c: sqlite3.Connection, bank_id: str, unit_ids: list[str]) -> tuple[set[str], set[str]]:
+        """Delete units with their entity rows and links; returns the entities and documents they touched."""
         if not unit_ids:
-            return
+            return set(), set()
         labels: list[int] = []
         for part in _chunks(unit_ids):
             labels += [
@@ -254,20 +263,30 @@ class SQLiteStore(GraphQueries, ReasoningQueries, MemoryStore):
                 )
             ]
         touched: set[str] = set()
+        documents: set[str] = set()
         for part in _chunks(labels):
             marks = _marks(len(part))
             touched |= {
                 r[0] for r in c.execute(f"SELECT entity_id FROM unit_entities WHERE unit_label IN ({marks})", part)
             }
+            documents |= {r[0] for r in c.execute(f"SELECT document_id FROM units WHERE label IN ({marks})", part)}
             c.execute(f"DELETE FROM unit_entities WHERE unit_label IN ({marks})", part)
             c.execute(f"DELETE FROM links WHERE src IN ({marks}) OR dst IN ({marks})", (*part, *part))
             c.execute(f"DELETE FROM units WHERE label IN ({marks})", part)
         c.executemany("INSERT INTO changes(bank_id, op, label) VALUES(?, 'del', ?)", [(bank_id, x) for x in labels])
+        return touched, documents
+
+    def _drop_orphans(self, c: sqlite3.Connection, bank_id: str, entities: set[str], documents: set[str]) -> None:
         # An entity no unit mentions any more is forgotten with its aliases and keys.
-        for eid in touched:
+        for eid in entities:
             if c.execute("SELECT 1 FROM unit_entities WHERE entity_id=? LIMIT 1", (eid,)).fetchone() is None:
                 for table, col in (("entity_aliases", "entity_id"), ("entity_keys", "entity_id"), ("entities", "id")):
                     c.execute(f"DELETE FROM {table} WHERE {col}=?", (eid,))
+        # So is a document none of whose units is left (its row holds its context).
+        for doc in documents:
+            left = c.execute("SELECT 1 FROM units WHERE bank_id=? AND document_id=? LIMIT 1", (bank_id, doc))
+            if left.fetchone() is None:
+                c.execute("DELETE FROM documents WHERE bank_id=? AND id=?", (bank_id, doc))
 
     # -- documents and units -----------------------------------------------------------------
     def get_document(self, bank_id: str, document_id: str) -> DocumentRecord | None:
@@ -346,6 +365,16 @@ class SQLiteStore(GraphQueries, ReasoningQueries, MemoryStore):
     def filtered_labels(self, bank_id: str, unit_filter: UnitFilter) -> set[int]:
         where, params = _filter_sql(unit_filter, "")  # the (bank_id, network) index may narrow the scan
         return {r[0] for r in self._query(f"SELECT label FROM units WHERE bank_id=?{where}", (bank_id, *params))}
+
+    def purge(self) -> None:
+        """Checkpoint and truncate the write-ahead log, whose old frames still hold deleted rows."""
+        with self._write_lock:
+            if self._closed:
+                raise StoreClosedError("the store is closed")
+            busy = self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        if busy:
+            log.warning("%s: a reader kept the WAL from being truncated; deleted rows stay in it until the next "
+                        "checkpoint", self.path)
 
     def stats(self, bank_id: str) -> BankStats:
         units = {n.value: 0 for n in Network}

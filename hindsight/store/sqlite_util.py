@@ -15,8 +15,15 @@ def ts(value: datetime | None) -> float | None:
     return value.timestamp() if value is not None else None
 
 
+# datetime.max as epoch seconds is not exact in a float: it reads back as this, the first moment of year 10000.
+_END_OF_TIME = 253_402_300_800.0
+_MAX = datetime.max.replace(tzinfo=timezone.utc)
+
+
 def dt(value: float | None) -> datetime | None:
-    return datetime.fromtimestamp(value, tz=timezone.utc) if value is not None else None
+    if value is None:
+        return None
+    return _MAX if value >= _END_OF_TIME else datetime.fromtimestamp(value, tz=timezone.utc)
 
 
 def chunks(items: Sequence[Any], size: int = MAX_VARS) -> Iterator[Sequence[Any]]:

@@ -1,0 +1,124 @@
+"""Integrity reads of the SQLite store: every cross-table reference of a bank, checked in one snapshot."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from abc import abstractmethod
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+from hindsight.errors import StoreError
+from hindsight.store.base import IntegrityProblem, ProblemKind
+
+_MAX_IDS = 1000  # ids listed per problem; the detail gives the full count
+
+# (kind, what it is, SQL yielding one id per offending row; ?1 is the bank id).
+_CHECKS: list[tuple[ProblemKind, str, str]] = [
+    (
+        ProblemKind.DANGLING_LINK,
+        "links with a missing end or an end in another bank",
+        "SELECT l.src || '->' || l.dst || ':' || l.type FROM links l "
+        "LEFT JOIN units s ON s.label=l.src LEFT JOIN units d ON d.label=l.dst "
+        "WHERE l.bank_id=?1 AND (s.label IS NULL OR d.label IS NULL OR s.bank_id<>?1 OR d.bank_id<>?1) "
+        "UNION SELECT l.src || '->' || l.dst || ':' || l.type FROM units u JOIN links l ON l.src=u.label "
+        "WHERE u.bank_id=?1 AND l.bank_id<>?1 "
+        "UNION SELECT l.src || '->' || l.dst || ':' || l.type FROM units u JOIN links l ON l.dst=u.label "
+        "WHERE u.bank_id=?1 AND l.bank_id<>?1",
+    ),
+    (
+        ProblemKind.DANGLING_UNIT_ENTITY,
+        "unit-entity rows whose unit or entity is missing or in another bank",
+        "SELECT u.id || '/' || ue.entity_id FROM units u JOIN unit_entities ue ON ue.unit_label=u.label "
+        "LEFT JOIN entities e ON e.id=ue.entity_id WHERE u.bank_id=?1 AND (e.id IS NULL OR e.bank_id<>?1) "
+        "UNION SELECT ue.unit_label || '/' || e.id FROM entities e JOIN unit_entities ue ON ue.entity_id=e.id "
+        "LEFT JOIN units u ON u.label=ue.unit_label WHERE e.bank_id=?1 AND (u.label IS NULL OR u.bank_id<>?1)",
+    ),
+    (
+        ProblemKind.ORPHAN_ENTITY,
+        "entities no unit mentions",
+        "SELECT e.id FROM entities e WHERE e.bank_id=?1 "
+        "AND NOT EXISTS (SELECT 1 FROM unit_entities ue WHERE ue.entity_id=e.id)",
+    ),
+    (
+        ProblemKind.DANGLING_ENTITY_KEY,
+        "entity resolution keys of a missing entity or one in another bank",
+        "SELECT k.key || '/' || k.entity_id FROM entity_keys k LEFT JOIN entities e ON e.id=k.entity_id "
+        "WHERE k.bank_id=?1 AND (e.id IS NULL OR e.bank_id<>?1)",
+    ),
+    (
+        ProblemKind.UNIT_WITHOUT_DOCUMENT,
+        "units whose document row is missing",
+        "SELECT u.id FROM units u LEFT JOIN documents d ON d.bank_id=u.bank_id AND d.id=u.document_id "
+        "WHERE u.bank_id=?1 AND d.id IS NULL",
+    ),
+]
+
+
+def _problem(kind: ProblemKind, what: str, ids: list[str]) -> IntegrityProblem:
+    return IntegrityProblem(kind, f"{len(ids)} {what}", ids[:_MAX_IDS])
+
+
+class IntegrityQueries:
+    """Mixed into SQLiteStore, which supplies `_read` (this thread's connection)."""
+
+    @abstractmethod
+    def _read(self) -> sqlite3.Connection: ...
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction, so that every query sees the same committed state."""
+        conn = self._read()
+        try:
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"integrity read failed: {exc}") from exc
+
+    def live_labels(self, bank_id: str) -> set[int]:
+        with self._snapshot() as conn:
+            return {r[0] for r in conn.execute("SELECT label FROM units WHERE bank_id=?", (bank_id,))}
+
+    def integrity_problems(self, bank_id: str, dim: int) -> list[IntegrityProblem]:
+        problems: list[IntegrityProblem] = []
+        with self._snapshot() as conn:
+            for kind, what, sql in _CHECKS:
+                ids = [str(r[0]) for r in conn.execute(sql, (bank_id,))]
+                if ids:
+                    problems.append(_problem(kind, what, ids))
+            bad = [
+                uid
+                for uid, blob in conn.execute("SELECT id, embedding FROM units WHERE bank_id=?", (bank_id,))
+                if len(blob) != dim * 4 or not np.isfinite(np.frombuffer(blob, dtype=np.float32)).all()
+            ]
+            if bad:
+                problems.append(
+                    _problem(ProblemKind.BAD_EMBEDDING, f"embeddings that are not {dim} finite floats", bad)
+                )
+            stored: dict[str, Counter[str]] = {
+                uid: Counter(json.loads(names))
+                for uid, names in conn.execute("SELECT id, entities FROM units WHERE bank_id=?", (bank_id,))
+            }
+            linked: dict[str, Counter[str]] = {uid: Counter() for uid in stored}
+            for uid, name in conn.execute(
+                "SELECT u.id, e.name FROM units u JOIN unit_entities ue ON ue.unit_label=u.label "
+                "JOIN entities e ON e.id=ue.entity_id WHERE u.bank_id=?",
+                (bank_id,),
+            ):
+                linked[uid][name] += 1
+            mismatched = [uid for uid, names in stored.items() if names != linked[uid]]
+            if mismatched:
+                problems.append(
+                    _problem(
+                        ProblemKind.ENTITY_MISMATCH,
+                        "units whose entity names differ from their unit-entity rows",
+                        mismatched,
+                    )
+                )
+        return problems
