@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from hindsight.llm.local_models import KNOWN_MODELS, install, installed_model, models_dir
+from hindsight.llm.local_models import KNOWN_MODELS, install, installed_model, models_dir, resolve_model_path
 
 console = Console()
 
@@ -27,10 +27,7 @@ def _cmd_list(args: argparse.Namespace) -> None:
 
 
 def _cmd_path(args: argparse.Namespace) -> None:
-    found = installed_model(args.name)
-    if found is None:
-        raise SystemExit(f"{args.name} is not installed: run `hindsight models install {args.name}`")
-    console.print(str(found.path), soft_wrap=True)
+    console.print(str(resolve_model_path(args.name)), soft_wrap=True)
 
 
 def add_models_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -119,6 +119,8 @@ def test_cli_models_install_list_and_path(
     tiny: LocalModel, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    assert main(["models", "path", "tiny"]) == 2
+    assert "hindsight models install tiny" in capsys.readouterr().out
     assert main(["models", "install", "tiny", "--no-pip"]) == 0
     assert "sha256 verified" in capsys.readouterr().out
     assert main(["models", "list"]) == 0

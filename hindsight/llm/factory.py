@@ -103,7 +103,6 @@ def make_llm(
             seed=cfg.seed,
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
-            timeout_s=cfg.timeout_s,
         )
     from hindsight.llm.openai_backend import OpenAICompatibleLLM, RetryPolicy
 

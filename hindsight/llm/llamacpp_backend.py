@@ -19,7 +19,7 @@ logger = logging.getLogger(__name__)
 
 class LlamaCppLLM(LLM):
     """A local GGUF model. Weights load on the first call; calls are serialized (a llama context is not
-    thread-safe). A call that runs past `timeout_s` stops generating and raises LLMRequestError."""
+    thread-safe). A call is bounded by max_tokens, not by time: the library cannot stop a chat completion."""
 
     name = "llamacpp"
 
@@ -32,7 +32,6 @@ class LlamaCppLLM(LLM):
         seed: int = 0,
         temperature: float = 0.0,
         max_tokens: int = 1024,
-        timeout_s: float = 600.0,
     ) -> None:
         self.model_path = Path(model_path)
         self.n_threads = n_threads
@@ -40,7 +39,6 @@ class LlamaCppLLM(LLM):
         self.seed = seed
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self.timeout_s = timeout_s
         self._llama: Any = None
         self._lock = threading.Lock()
 
@@ -82,16 +80,6 @@ class LlamaCppLLM(LLM):
         temperature: float | None,
         response_format: dict[str, Any] | None,
     ) -> LLMResponse:
-        from llama_cpp import StoppingCriteriaList
-
-        deadline = time.monotonic() + self.timeout_s
-        timed_out = False
-
-        def past_deadline(_tokens: Any, _logits: Any) -> bool:
-            nonlocal timed_out
-            timed_out = time.monotonic() > deadline
-            return timed_out
-
         with self._lock:
             llama = self._load()
             try:
@@ -101,12 +89,9 @@ class LlamaCppLLM(LLM):
                     temperature=self.temperature if temperature is None else temperature,
                     seed=self.seed,
                     response_format=response_format,
-                    stopping_criteria=StoppingCriteriaList([past_deadline]),
                 )
             except (ValueError, RuntimeError) as exc:  # e.g. the prompt exceeds n_ctx
                 raise LLMRequestError(f"llamacpp: completion failed: {exc}", retryable=False) from exc
-        if timed_out:
-            raise LLMRequestError(f"llamacpp: completion timed out after {self.timeout_s:g}s", retryable=False)
         u = reply.get("usage") or {}
         usage = LLMUsage(u.get("prompt_tokens", 0), u.get("completion_tokens", 0), 1)
         logger.debug(

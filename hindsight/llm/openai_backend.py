@@ -139,7 +139,8 @@ class OpenAICompatibleLLM(LLM):
                 return call()
             except openai.APIStatusError as exc:
                 error = f"HTTP {exc.status_code}: {truncate(str(exc.message), 300)}"
-                if exc.status_code not in _RETRYABLE_STATUS and exc.status_code < 500:
+                transient = exc.status_code in _RETRYABLE_STATUS or exc.status_code >= 500
+                if not transient or _rejects_format(exc.status_code, error):
                     raise LLMRequestError(
                         f"{self.name}: {what} failed: {error}",
                         attempts=attempt,
@@ -249,7 +250,7 @@ class OpenAICompatibleLLM(LLM):
                         temperature=temperature,
                     )
             except (StructuredOutputError, LLMRequestError) as exc:
-                rejected = isinstance(exc, LLMRequestError) and exc.status in _REJECTED_STATUS
+                rejected = isinstance(exc, LLMRequestError) and _rejects_format(exc.status, str(exc))
                 if self._mode_confirmed or not (rejected or isinstance(exc, StructuredOutputError)):
                     raise
                 if not self._step_down(mode, exc):
@@ -323,6 +324,12 @@ class OpenAICompatibleLLM(LLM):
             attempts=sink.usage.calls,
             usage=sink.usage,
         )
+
+
+def _rejects_format(status: int | None, message: str) -> bool:
+    """The server refused the form of the request: HTTP 400/422, or a server error naming response_format
+    (llama-cpp-python's server answers 500 to a response_format it does not know)."""
+    return status in _REJECTED_STATUS or (status is not None and "response_format" in message)
 
 
 class MalformedResponseError(Exception):
