@@ -90,7 +90,8 @@ def test_ner_filters_labels() -> None:
     assert [(m.text, m.label) for m in mentions] == [("Alice", "PERSON")]
 
 
-def test_unit_quotes_the_question_its_first_turn_answers(extractor: NLPExtractor) -> None:
+def test_unit_quotes_the_question_its_first_turn_answers() -> None:
+    extractor = NLPExtractor(ExtractorConfig(context_chars=160))
     d = doc(("Ann", None, "I went hiking.", DAY1),
             ("Bob", None, "Nice! What motivated you to become a nurse? Tell me.", DAY1),
             ("Ann", None, "My mother was one; she inspired me.", DAY1),
@@ -115,11 +116,13 @@ def test_lead_prefers_the_last_question_and_respects_the_limit() -> None:
     assert answer.context.endswith("what made you pick nursing?)")
     assert len(answer.context) <= len("(Ann had said: ...)") + 40
     assert next_day.context is None  # another day: not an answer to it
-    assert NLPExtractor(ExtractorConfig(context_chars=0)).extract(d)[1].context is None
+    assert NLPExtractor(ExtractorConfig()).extract(d)[1].context is None  # off by default
 
 
-def test_embedded_text_carries_the_context_before_the_dated_text(extractor: NLPExtractor) -> None:
+def test_embedded_text_carries_the_context_before_the_dated_text() -> None:
     from hindsight.retain.pipeline import embed_text
+
+    extractor = NLPExtractor(ExtractorConfig(context_chars=160))
 
     d = doc(("Ann", None, "Where do you run?", DAY1), ("Bob", None, "Hi.", DAY1), ("Ann", None, "By the lake.", DAY1))
     fact = extractor.extract(d)[1]
