@@ -101,6 +101,7 @@ def test_reasoning_tables_are_added_to_an_existing_database(tmp_path: Path) -> N
     conn.close()
     store = SQLiteStore(path)
     try:
+        store.create_bank("b", BankProfile())  # writes go only into a bank that exists
         store.add_pending("b", [PendingItem("observe", "e1"), PendingItem("reinforce", "u1")])
         store.add_pending("b", [PendingItem("observe", "e1")])  # queued once, touched again
         assert store.pending_count("b") == 2
