@@ -1,18 +1,29 @@
-"""The demo: retain the shipped sample conversation into an embedded bank and show what was remembered."""
+"""The demo: retain the shipped sample conversation into an embedded bank, show what was remembered, and recall
+from it with an explanation of every hit."""
 
 from __future__ import annotations
 
 import argparse
 import tempfile
 from collections import Counter
+from datetime import datetime, timezone
 
 from rich.console import Console
 from rich.table import Table
 
-from hindsight import Hindsight
+from hindsight import Bank, Hindsight
+from hindsight.inspect import explain_recall
+from hindsight.inspect.render import explain_table
 from hindsight.sample import load_sample
 
 console = Console()
+# Asked a week after the sample's last session, so "now" and "in April" mean what a reader expects.
+QUERY_TIME = datetime(2024, 7, 10, 12, tzinfo=timezone.utc)
+QUESTIONS = (
+    "Where does Maya live now?",
+    "What did Maya do in April 2024?",
+    "Where does the brother who waited at the finish line work?",
+)
 
 
 def run(directory: str) -> None:
@@ -39,6 +50,20 @@ def run(directory: str) -> None:
         counts = Counter(stats.links)
         console.print("links: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
         console.print(f"stored in {directory}/hindsight.db; indexes in {directory}/banks/demo/")
+        show_recalls(bank, hs.config.recall.rrf_k)
+
+
+def show_recalls(bank: Bank, rrf_k: int) -> list[int]:
+    """Recall each demo question under a small budget and print why each hit came back; the hit counts."""
+    counts = []
+    for question in QUESTIONS:
+        result = bank.recall(question, budget=400, query_time=QUERY_TIME, top_k=4)
+        console.print(explain_table(explain_recall(result, rrf_k)))
+        superseded = [h for h in result.hits if h.superseded_by]
+        note = f", {len(superseded)} kept as history (superseded by a newer fact)" if superseded else ""
+        console.print(f"{len(result.hits)} hits, {result.tokens_used} of {result.budget} tokens{note}")
+        counts.append(len(result.hits))
+    return counts
 
 
 def main() -> None:

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from hindsight import Hindsight
 from hindsight.cli import main
 
 
@@ -38,3 +39,16 @@ def test_cli_errors_are_clean(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     bad.write_text("links: [")
     assert main(["--dir", d, "--config", str(bad), "stats", "x"]) == 2
     assert "malformed YAML" in capsys.readouterr().out
+
+
+def test_demo_recalls_with_explanations(hs: Hindsight, capsys: pytest.CaptureFixture[str]) -> None:
+    from hindsight import demo
+    from hindsight.sample import load_sample
+
+    bank = hs.bank("demo")
+    for session in load_sample():
+        bank.retain(session.messages, timestamp=session.date, document_id=session.id)
+    counts = demo.show_recalls(bank, hs.config.recall.rrf_k)
+    out = capsys.readouterr().out
+    assert len(counts) == len(demo.QUESTIONS) and all(1 <= n <= 4 for n in counts)
+    assert "found by" in out and "semantic #1" in out and "Denver" in out
