@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 from hindsight.llm.base import LLM, LLMUsage
 from hindsight.reflect.prompts import background_messages
 from hindsight.reflect.schemas import BackgroundOut
+from hindsight.text import split_sentences
 
 MAX_SENTENCES = 8
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def clip(text: str, max_chars: int) -> str:
@@ -18,7 +16,7 @@ def clip(text: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
     kept = ""
-    for sentence in _SENTENCE_END.split(text):
+    for sentence in split_sentences(text):
         if len(kept) + len(sentence) + 1 > max_chars:
             break
         kept = f"{kept} {sentence}".strip()

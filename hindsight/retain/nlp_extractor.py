@@ -20,6 +20,7 @@ from hindsight.models import (
 from hindsight.retain.extractor import Extractor
 from hindsight.retain.ner import SpacyNER
 from hindsight.retain.temporal import find_time_expressions
+from hindsight.text import split_sentences
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,6 @@ _CAUSAL_CUE = re.compile(
     re.IGNORECASE,
 )
 _ASSISTANT_ROLES = frozenset({"assistant", "agent", "ai", "bot", "system"})
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def _day(value: datetime) -> tuple[datetime, datetime]:
@@ -85,7 +85,7 @@ class NLPExtractor(Extractor):
         if (previous is None or not limit or previous.speaker is None or previous.speaker == first.speaker
                 or previous.timestamp.date() != first.timestamp.date()):
             return None
-        sentences = [s for s in _SENTENCE_END.split(previous.text.strip()) if s]
+        sentences = split_sentences(previous.text)
         questions = [s for s in sentences if s.endswith("?")]
         picked: list[str] = []
         for sentence in reversed(questions[-1:] or sentences):
