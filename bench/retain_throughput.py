@@ -2,10 +2,11 @@
 
     python bench/retain_throughput.py --data ../shared/data/locomo_dev.json [--scale-units 20000] [--json OUT]
 
-Part 1 retains the LoCoMo conversations into a fresh bank, one retain per session, and again, into another
-fresh directory, as a history import (one retain_many per conversation). It then embeds the very same unit
-texts with the bare model, in the same process: once as one call at the best batch size, once in the same
-per-document calls that retain makes. Part 2 fills one bank to --scale-units units and another to 1,000
+Part 1 runs --rounds interleaved rounds. Each retains the LoCoMo conversations into a fresh directory, one
+retain per session, and again as a history import (one retain_many per conversation). Then, in the same
+process, the bare model embeds the very same unit texts: as one call at batch sizes 8/16/32/64, and in the
+same per-document calls that retain makes. Medians over the rounds are compared, so that one lucky or
+unlucky sample on a shared machine decides nothing. Part 2 fills one bank to --scale-units units and another to 1,000
 units, in 10-turn batches (LoCoMo turns re-dated per cycle, so nothing is served from the embedding cache),
 then times --probes retains into each, alternating, and compares the p50s. Part 2 resumes from an existing
 --dir.
@@ -23,6 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -31,72 +33,87 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tqdm import tqdm
 
-from eval.datasets import load_locomo
+from eval.datasets import LocomoConversation, load_locomo
 from hindsight import Bank, Hindsight, Message, RetainRequest
-from hindsight.config import EmbedderConfig
+from hindsight.config import EmbedderConfig, HindsightConfig, LLMConfig
 from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
 
+# No LLM: an installed local model would otherwise run observations in the background and share the cores.
+NO_LLM = HindsightConfig(llm=LLMConfig(backend="none"))
 
-def throughput(data: Path, embedder: SentenceTransformerEmbedder) -> dict[str, float]:
-    convs = load_locomo(data)
-    with tempfile.TemporaryDirectory() as tmp, Hindsight(tmp, embedder=embedder) as hs:
+
+@dataclass
+class _Run:
+    units_per_s: float
+    texts: list[str]  # the unit texts the model embedded
+    per_document: list[list[str]]  # the same, grouped as retain embedded them (one call per document)
+    ner_share: float  # sentences tagged by NER / sentences seen
+
+
+def _retain(convs: list[LocomoConversation], embedder: SentenceTransformerEmbedder, bulk: bool) -> _Run:
+    """Retain every session into a fresh directory (no embedding cache): one retain per session, or one
+    retain_many per conversation (a history import)."""
+    with tempfile.TemporaryDirectory() as tmp, Hindsight(tmp, NO_LLM, embedder=embedder) as hs:
         bank = hs.bank("throughput")
-        # Loads spaCy and MiniLM before timing: throughput, not start-up, is measured.
-        bank.retain("Warm-up: Alice met Bob in Paris.", timestamp="2023-01-01")
-        sessions = [s for c in convs for s in c.sessions]
-        start = time.perf_counter()
-        units = 0
-        for s in tqdm(sessions, desc="retain (nlp)", unit="session"):
-            units += bank.retain(s.messages, timestamp=s.date, document_id=s.id).created
-        retain_s = time.perf_counter() - start
+        bank.retain("Warm-up: Alice met Bob in Paris.", timestamp="2023-01-01")  # spaCy and MiniLM load untimed
+        units, start = 0, time.perf_counter()
+        for conv in convs:
+            if bulk:
+                requests = [RetainRequest(s.messages, timestamp=s.date, document_id=s.id) for s in conv.sessions]
+                units += sum(r.created for r in bank.retain_many(requests))
+            else:
+                units += sum(bank.retain(s.messages, timestamp=s.date, document_id=s.id).created
+                             for s in conv.sessions)
+        seconds = time.perf_counter() - start
         con = sqlite3.connect(Path(tmp) / "hindsight.db")
         rows = con.execute("SELECT document_id, embed_text FROM units WHERE bank_id='throughput' AND "
                            "document_id NOT LIKE 'doc-%' ORDER BY label").fetchall()
-        texts = [r[1] for r in rows]
-        per_document: dict[str, list[str]] = {}
-        for doc_id, text in rows:
-            per_document.setdefault(doc_id, []).append(text)
-        sentences = hs.pipeline.extractor.ner  # type: ignore[attr-defined]
-        ner_share = round(sentences.sentences_tagged / max(sentences.sentences_seen, 1), 3)
         con.close()
-    # A history import: each conversation's sessions in one retain_many, into a fresh directory so that
-    # no embedding is served from the first run's cache.
-    with tempfile.TemporaryDirectory() as tmp, Hindsight(tmp, embedder=embedder) as hs:
-        bank = hs.bank("bulk")
-        bank.retain("Warm-up: Alice met Bob in Paris.", timestamp="2023-01-01")
-        start = time.perf_counter()
-        bulk_units = 0
-        for conv in tqdm(convs, desc="retain_many (nlp)", unit="conversation"):
-            requests = [RetainRequest(s.messages, timestamp=s.date, document_id=s.id) for s in conv.sessions]
-            bulk_units += sum(r.created for r in bank.retain_many(requests))
-        bulk_s = time.perf_counter() - start
-    # The bare model gets every text in one call at its best batch size: the strictest baseline.
-    embedder.embed(texts[:64])
-    bare: dict[int, float] = {}
-    configured = embedder.batch_size
-    for size in tqdm((8, 16, 32, 64), desc="bare embedding", unit="batch size"):
-        embedder.batch_size = size
-        start = time.perf_counter()
-        embedder.embed(texts)
-        bare[size] = time.perf_counter() - start
-    embedder.batch_size = configured
-    embed_s = min(bare.values())
-    # The same texts in the same calls as retain makes (one per document): isolates the engine's own cost.
+        ner = hs.pipeline.extractor.ner  # type: ignore[attr-defined]
+        share = ner.sentences_tagged / max(ner.sentences_seen, 1)
+    per_document: dict[str, list[str]] = {}
+    for doc_id, text in rows:
+        per_document.setdefault(doc_id, []).append(text)
+    return _Run(units / seconds, [r[1] for r in rows], list(per_document.values()), share)
+
+
+def _bare(embedder: SentenceTransformerEmbedder, calls: list[list[str]], batch_size: int) -> float:
+    """Units per second of the bare model over the given calls."""
+    configured, embedder.batch_size = embedder.batch_size, batch_size
     start = time.perf_counter()
-    for doc_texts in per_document.values():
-        embedder.embed(doc_texts)
-    per_doc_s = time.perf_counter() - start
-    turns = sum(len(s.messages) for s in sessions)
+    for texts in calls:
+        embedder.embed(texts)
+    seconds = time.perf_counter() - start
+    embedder.batch_size = configured
+    return sum(len(c) for c in calls) / seconds
+
+
+def throughput(data: Path, embedder: SentenceTransformerEmbedder, rounds: int) -> dict[str, object]:
+    """Interleaved rounds of retain, retain_many and the bare model on the same texts; medians over rounds."""
+    convs = load_locomo(data)
+    samples: dict[str, list[float]] = {}
+    runs: list[_Run] = []
+    for _ in tqdm(range(rounds), desc="rounds (retain, retain_many, bare model)", unit="round"):
+        one, bulk = _retain(convs, embedder, bulk=False), _retain(convs, embedder, bulk=True)
+        runs.append(one)
+        embedder.embed(one.texts[:64])
+        measured = {"retain": one.units_per_s, "retain_many": bulk.units_per_s,
+                    "bare_per_document_calls": _bare(embedder, one.per_document, embedder.batch_size)}
+        for size in (8, 16, 32, 64):  # the bare model gets every text in one call: the strictest baseline
+            measured[f"bare_one_call_batch_{size}"] = _bare(embedder, [one.texts], size)
+        for key, value in measured.items():
+            samples.setdefault(key, []).append(value)
+    median = {k: statistics.median(v) for k, v in samples.items()}
+    best = max((k for k in median if k.startswith("bare_one_call")), key=median.__getitem__)
     return {
-        "turns": turns, "units": units, "retain_seconds": round(retain_s, 2),
-        "retain_units_per_s": round(units / retain_s, 2), "embed_units_per_s": round(len(texts) / embed_s, 2),
-        "embed_units_per_s_by_batch_size": {k: round(len(texts) / v, 2) for k, v in bare.items()},
-        "ratio": round((units / retain_s) / (len(texts) / embed_s), 3),
-        "embed_units_per_s_per_document_calls": round(len(texts) / per_doc_s, 2),
-        "ratio_same_calls": round((units / retain_s) / (len(texts) / per_doc_s), 3),
-        "ner_sentence_share": ner_share,
-        "retain_many_units_per_s": round(bulk_units / bulk_s, 2),
-        "ratio_retain_many": round((bulk_units / bulk_s) / (len(texts) / embed_s), 3),
+        "turns": sum(len(s.messages) for c in convs for s in c.sessions), "units": len(runs[0].texts),
+        "rounds": rounds, "median_units_per_s": {k: round(v, 2) for k, v in median.items()},
+        "samples_units_per_s": {k: [round(x, 2) for x in v] for k, v in samples.items()},
+        "bare_best": best,
+        "ratio_retain": round(median["retain"] / median[best], 3),
+        "ratio_retain_many": round(median["retain_many"] / median[best], 3),
+        "ratio_retain_same_calls": round(median["retain"] / median["bare_per_document_calls"], 3),
+        "ner_sentence_share": round(runs[0].ner_share, 3),
     }
 
 
@@ -130,7 +147,7 @@ def scale(
 ) -> dict[str, float]:
     """Fill a bank to `target` units and one to 1,000; then time 10-turn retains into both, alternating."""
     turns = [m for c in load_locomo(data) for s in c.sessions for m in s.messages]
-    with Hindsight(directory, embedder=embedder) as hs:
+    with Hindsight(directory, NO_LLM, embedder=embedder) as hs:
         big, small = hs.bank("scale"), hs.bank("small")
         units = _fill(big, turns, target, 0, f"fill to {target}")
         _fill(small, turns, 1000, 200, "fill to 1000")
@@ -163,12 +180,13 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=None, help="bank directory for part 2 (reuse to resume)")
     parser.add_argument("--probes", type=int, default=100, help="timed retains per bank size")
     parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved throughput rounds (medians reported)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     embedder = SentenceTransformerEmbedder(EmbedderConfig())
     result: dict[str, object] = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"}
     if not args.skip_throughput:
-        result["throughput"] = throughput(args.data, embedder)
+        result["throughput"] = throughput(args.data, embedder, args.rounds)
         print(json.dumps(result["throughput"]))
     if args.scale_units:
         directory = args.dir or Path(tempfile.mkdtemp(prefix="hindsight-scale-"))

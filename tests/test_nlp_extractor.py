@@ -90,6 +90,24 @@ def test_ner_filters_labels() -> None:
     assert [(m.text, m.label) for m in mentions] == [("Alice", "PERSON")]
 
 
+def test_known_names_skip_ner_but_are_still_mentioned() -> None:
+    ner = SpacyNER(["PERSON", "GPE"])
+    known = frozenset({"Caroline", "Mel"})
+    only_known, with_other = ner.mentions(["Thanks, Caroline! Mel's idea was great.", "Caroline went to Berlin."],
+                                          known=known)
+    assert [(m.text, m.label) for m in only_known] == [("Caroline", "PERSON"), ("Mel", "PERSON")]
+    assert ner.sentences_tagged == 1  # only the sentence naming Berlin reached the model
+    assert {m.text for m in with_other} >= {"Berlin"}
+
+
+def test_extract_many_matches_one_by_one(extractor: NLPExtractor) -> None:
+    a = doc(("Ann", None, "I moved to Denver last March.", DAY1), ("Bob", None, "Bob here, welcome!", DAY1))
+    b = Document(document_id="d2", turns=[Turn(index=0, turn_id="t0", speaker="Cleo", role=None,
+                                               text="Ann told me about Paris.", timestamp=DAY2)], timestamp=DAY2)
+    assert extractor.extract_many([a, b]) == [extractor.extract(a), extractor.extract(b)]
+    assert extractor.extract_many([]) == []
+
+
 def test_unit_quotes_the_question_its_first_turn_answers() -> None:
     extractor = NLPExtractor(ExtractorConfig(context_chars=160))
     d = doc(("Ann", None, "I went hiking.", DAY1),

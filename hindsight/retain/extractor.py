@@ -22,6 +22,10 @@ class Extractor(ABC):
     def extract(self, document: Document) -> list[ExtractedFact]:
         """Return the facts of `document`, each with provenance pointing into its turns."""
 
+    def extract_many(self, documents: list[Document]) -> list[list[ExtractedFact]]:
+        """The facts of each document, in order; backends that batch better across documents override this."""
+        return [self.extract(d) for d in documents]
+
 
 def make_extractor(config: HindsightConfig, llm: LLM | None) -> Extractor:
     """The configured extractor; `llm` needs an LLM instance."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from spacy.lang.en.stop_words import STOP_WORDS
@@ -50,16 +51,27 @@ def _load(model: str) -> Any:
         return _models[model]
 
 
-def may_contain_name(text: str) -> bool:
-    """False only when every capitalized word opens a sentence and is a common function word."""
+def name_candidates(text: str) -> list[str]:
+    """Capitalized words that may be (part of) a name: all but "I" and common words opening a sentence."""
+    out: list[str] = []
     for m in _CAPITALIZED.finditer(text):
         word = m.group(1)
         if word == "I" or word.startswith(("I'", "I’")):
             continue
         base = word.lower().replace("’", "'").split("'")[0]
         if not _SENTENCE_START.search(text[: m.start(1)]) or (base not in _OPENERS and base not in STOP_WORDS):
-            return True
-    return False
+            out.append(word)
+    return out
+
+
+def may_contain_name(text: str) -> bool:
+    """False only when every capitalized word opens a sentence and is a common function word."""
+    return bool(name_candidates(text))
+
+
+def _bare(word: str) -> str:
+    """A word without a possessive ending: Caroline's -> Caroline."""
+    return re.sub(r"['’]s$", "", word)
 
 
 def name_sentences(text: str) -> list[str]:
@@ -76,24 +88,38 @@ class SpacyNER:
         self.sentences_seen = 0
         self.sentences_tagged = 0
 
-    def mentions(self, texts: list[str]) -> list[list[EntityMention]]:
+    def mentions(
+        self, texts: list[str], known: Sequence[frozenset[str]] | frozenset[str] = frozenset()
+    ) -> list[list[EntityMention]]:
+        """Mentions per text. A sentence whose only candidate words are known names (the speakers, say; one set
+        for all texts or one per text) skips NER: those names are its mentions, as PERSON."""
+        known_per_text = [known] * len(texts) if isinstance(known, frozenset) else list(known)
         out: list[list[EntityMention]] = [[] for _ in texts]
+        seen: list[set[str]] = [set() for _ in texts]
+
+        def add(i: int, name: str, label: str) -> None:
+            if label in self.labels and name and name.lower() not in seen[i]:
+                seen[i].add(name.lower())
+                out[i].append(EntityMention(text=name, label=label))
+
         owners: list[int] = []
         sentences: list[str] = []
         for i, text in enumerate(texts):
-            for sentence in name_sentences(text):
-                owners.append(i)
-                sentences.append(sentence)
-        self.sentences_seen += sum(1 for t in texts for _ in _SENTENCES.finditer(t))
+            for m in _SENTENCES.finditer(text):
+                self.sentences_seen += 1
+                sentence = m.group(0).strip()
+                words = [_bare(w) for w in name_candidates(sentence)]
+                if words and all(w in known_per_text[i] for w in words):
+                    for w in words:
+                        add(i, w, "PERSON")
+                elif words:
+                    owners.append(i)
+                    sentences.append(sentence)
         self.sentences_tagged += len(sentences)
         if not sentences:
             return out
         nlp = _load(self.model)
-        seen: list[set[str]] = [set() for _ in texts]
         for i, doc in zip(owners, nlp.pipe(sentences, batch_size=64), strict=True):
             for ent in doc.ents:
-                name = ent.text.strip(" \t\n'\"’“”.,!?;:")
-                if ent.label_ in self.labels and name and name.lower() not in seen[i]:
-                    seen[i].add(name.lower())
-                    out[i].append(EntityMention(text=name, label=ent.label_))
+                add(i, ent.text.strip(" \t\n'\"’“”.,!?;:"), ent.label_)
         return out

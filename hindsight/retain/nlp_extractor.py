@@ -66,12 +66,25 @@ class NLPExtractor(Extractor):
         return out
 
     def extract(self, document: Document) -> list[ExtractedFact]:
-        turns = document.turns
-        mentions = self.ner.mentions([t.text for t in turns])
-        by_index = {t.index: m for t, m in zip(turns, mentions, strict=True)}
+        return self.extract_many([document])[0]
+
+    def extract_many(self, documents: list[Document]) -> list[list[ExtractedFact]]:
+        # One NER pass over all documents: spaCy, like the embedder, is far faster on large batches.
+        texts: list[str] = []
+        known: list[frozenset[str]] = []  # per turn: its document's speakers
+        for d in documents:
+            speakers = frozenset(t.speaker for t in d.turns if t.speaker)
+            texts += [t.text for t in d.turns]
+            known += [speakers] * len(d.turns)
+        mentions = self.ner.mentions(texts, known=known)
+        found_in = iter(mentions)
+        return [self._facts(d, [next(found_in) for _ in d.turns]) for d in documents]
+
+    def _facts(self, document: Document, mentions: list[list[EntityMention]]) -> list[ExtractedFact]:
+        by_index = {t.index: m for t, m in zip(document.turns, mentions, strict=True)}
         facts: list[ExtractedFact] = []
         previous: Turn | None = None
-        for window in self.windows(turns):
+        for window in self.windows(document.turns):
             lead = self._lead(previous, window[0])
             found = [m for t in window for m in by_index[t.index]]
             facts.append(self._fact(document, window, found, len(facts), lead))

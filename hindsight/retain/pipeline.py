@@ -106,38 +106,46 @@ class RetainPipeline:
     def retain(
         self, bank: BankHandle, content: Any, *, timestamp: Any = None, context: Any = None, document_id: Any = None
     ) -> RetainResult:
-        prepared = self._prepare(bank.bank_id, RetainRequest(content, timestamp, context, document_id))
+        [prepared] = self._prepare(bank.bank_id, [RetainRequest(content, timestamp, context, document_id)])
         if prepared.unchanged is not None:
             return prepared.unchanged
         vectors, _ = self.embedder.embed(prepared.to_embed)
         return self._commit(bank, prepared, dict(zip(prepared.to_embed, vectors, strict=True)))
 
     def retain_many(self, bank: BankHandle, requests: list[RetainRequest]) -> list[RetainResult]:
-        """Retain several documents: all are validated first, their new units embedded in one call,
+        """Retain several documents: all are validated first, extracted and their new units embedded together,
         then each document is committed atomically, in order."""
-        prepared = [self._prepare(bank.bank_id, r) for r in requests]
+        prepared = self._prepare(bank.bank_id, requests)
         texts = list(dict.fromkeys(t for p in prepared for t in p.to_embed))
         vectors, _ = self.embedder.embed(texts)
         by_text = dict(zip(texts, vectors, strict=True))
         return [p.unchanged or self._commit(bank, p, by_text) for p in prepared]
 
-    def _prepare(self, bank_id: str, request: RetainRequest) -> _Prepared:
-        """Validate, skip an unchanged document, extract and hash; nothing is written."""
-        doc = normalize(
-            request.content, timestamp=request.timestamp, context=request.context,
-            document_id=request.document_id, limits=self.config.limits,
-            max_unit_chars=self.config.extractor.max_unit_chars,
-        )
-        digest = content_hash(doc.turns, doc.context)
-        unchanged = self._unchanged(bank_id, doc.document_id, digest)
-        if unchanged is not None:
-            return _Prepared(doc, digest, [], [], [], [], unchanged)
-        facts = self.extractor.extract(doc) if doc.turns else []
-        texts = [embed_text(f) for f in facts]
-        hashes = [unit_hash(f, t) for f, t in zip(facts, texts, strict=True)]
-        stored = {u.content_hash for u in self.store.document_units(bank_id, doc.document_id)}
-        to_embed = list(dict.fromkeys(t for t, h in zip(texts, hashes, strict=True) if h not in stored))
-        return _Prepared(doc, digest, facts, texts, hashes, to_embed)
+    def _prepare(self, bank_id: str, requests: list[RetainRequest]) -> list[_Prepared]:
+        """Validate all, skip unchanged documents, extract (in one batch) and hash; nothing is written."""
+        docs = [
+            normalize(
+                r.content, timestamp=r.timestamp, context=r.context, document_id=r.document_id,
+                limits=self.config.limits, max_unit_chars=self.config.extractor.max_unit_chars,
+            )
+            for r in requests
+        ]
+        digests = [content_hash(d.turns, d.context) for d in docs]
+        unchanged = [self._unchanged(bank_id, d.document_id, h) for d, h in zip(docs, digests, strict=True)]
+        todo = [d for d, u in zip(docs, unchanged, strict=True) if u is None and d.turns]
+        extracted = dict(zip((id(d) for d in todo), self.extractor.extract_many(todo), strict=True))
+        out: list[_Prepared] = []
+        for doc, digest, same in zip(docs, digests, unchanged, strict=True):
+            if same is not None:
+                out.append(_Prepared(doc, digest, [], [], [], [], same))
+                continue
+            facts = extracted.get(id(doc), [])
+            texts = [embed_text(f) for f in facts]
+            hashes = [unit_hash(f, t) for f, t in zip(facts, texts, strict=True)]
+            stored = {u.content_hash for u in self.store.document_units(bank_id, doc.document_id)}
+            to_embed = list(dict.fromkeys(t for t, h in zip(texts, hashes, strict=True) if h not in stored))
+            out.append(_Prepared(doc, digest, facts, texts, hashes, to_embed))
+        return out
 
     def _commit(self, bank: BankHandle, p: _Prepared, vectors: dict[str, np.ndarray]) -> RetainResult:
         """Resolve entities, build links and write one document in one transaction (vectors by text)."""
