@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from eval.haystack import Haystack, Retrieved
 from eval.metrics import flatten_turns
-from hindsight import Bank, Hindsight, HindsightConfig
+from hindsight import Bank, Hindsight, HindsightConfig, RetainRequest
 from hindsight.embed.base import Embedder
 
 HINDSIGHT_SYSTEMS = (
@@ -22,23 +24,30 @@ RECALL_SWITCH = "{channel}_enabled"
 UNLIMITED_BUDGET = 10_000_000
 
 
-def system_config(system: str, extractor: str = "nlp") -> HindsightConfig:
-    """The config of a hindsight system: defaults with the chosen extractor, and one recall channel off for an
-    ablation. Benchmark banks measure retain and recall: no background reasoning, and no LLM unless extraction
-    needs one (the `llm` extractor takes the configured one, e.g. from HINDSIGHT_LLM_* variables)."""
+def system_config(system: str, extractor: str = "nlp", overrides: Mapping[str, Any] | None = None) -> HindsightConfig:
+    """The config of a hindsight system: the defaults, then `overrides` (sections of a YAML config, e.g. from
+    --config), then the chosen extractor and, for an ablation, one recall channel off. Benchmark banks measure
+    retain and recall: no background reasoning, and no LLM unless extraction needs one (the `llm` extractor takes
+    the configured one, e.g. from HINDSIGHT_LLM_* variables)."""
     if system not in HINDSIGHT_SYSTEMS:
         raise ValueError(f"unknown hindsight system {system!r}")
-    data: dict[str, Any] = {
-        "extractor": {"backend": extractor},
-        "reflect": {"background": False, "reinforce_enabled": False, "observations_enabled": False},
-    }
+    data: dict[str, Any] = {k: dict(v) for k, v in (overrides or {}).items()}
+    data.setdefault("extractor", {})["backend"] = extractor
+    data.setdefault("reflect", {}).update(background=False, reinforce_enabled=False, observations_enabled=False)
     if extractor == "nlp":
-        data["llm"] = {"backend": "none"}
+        data.setdefault("llm", {})["backend"] = "none"
     if system != "hindsight":
         channel = system.removeprefix("hindsight-no-")
-        data["recall"] = {RECALL_SWITCH.format(channel=channel): False}
+        data.setdefault("recall", {})[RECALL_SWITCH.format(channel=channel)] = False
     # from_dict validates: a switch name RecallConfig does not have is a ConfigError, not a silent no-op.
     return HindsightConfig.from_dict(data)
+
+
+def retain_key(config: HindsightConfig) -> str:
+    """A short digest of everything in a config that shapes the stored banks (all but recall and reflect):
+    systems whose retain would differ must not share a memory directory."""
+    shaping = config.model_dump(mode="json", exclude={"recall", "reflect"})
+    return hashlib.sha1(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:8]
 
 
 def recall_available() -> bool:
@@ -49,12 +58,12 @@ class HindsightSystem:
     """Retains each haystack once (banks persist under the memory directory) and answers queries with recall."""
 
     def __init__(
-        self, name: str, memdir: Path, embedder: Embedder, budgets: Sequence[int], depth: int, extractor: str = "nlp"
+        self, name: str, memdir: Path, embedder: Embedder, budgets: Sequence[int], depth: int, config: HindsightConfig
     ) -> None:
         if not recall_available():
             raise RuntimeError("hindsight.bank.Bank has no recall() yet; run the baselines only")
         self.name = name
-        self.config = system_config(name, extractor)
+        self.config = config
         self.budgets = tuple(budgets)
         self.depth = depth
         # All banks share one directory, so the engine's persistent embedding cache is shared across haystacks
@@ -69,9 +78,10 @@ class HindsightSystem:
             return bank, 0.0
         start = time.perf_counter()
         # A bank left half-built by an interrupted run is completed; retaining an unchanged document is a no-op.
+        # One retain_many per haystack: it is a history import, extracted and embedded in one batch.
         if bank.stats().documents < len(haystack.documents):
-            for doc in haystack.documents:
-                bank.retain(doc.messages, timestamp=doc.timestamp, document_id=doc.document_id)
+            bank.retain_many([RetainRequest(d.messages, timestamp=d.timestamp, document_id=d.document_id)
+                              for d in haystack.documents])
             self.engine.drain()
         self._ready.add(haystack.bank_id)
         return bank, time.perf_counter() - start

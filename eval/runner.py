@@ -13,14 +13,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+import yaml
 from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
 from eval.baselines import BASELINES, BM25_TOKENIZERS, RRF_K, BaselineSystem, VectorCache
 from eval.haystack import Haystack, Retrieved
-from eval.hindsight_system import HINDSIGHT_SYSTEMS, HindsightSystem, recall_available, system_config
+from eval.hindsight_system import HINDSIGHT_SYSTEMS, HindsightSystem, recall_available, retain_key, system_config
 from eval.metrics import BUDGETS
+from hindsight import HindsightConfig
 from hindsight.embed.base import Embedder
 
 ALL_SYSTEMS = (*BASELINES, *HINDSIGHT_SYSTEMS)
@@ -72,6 +74,8 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bm25-tokens", choices=sorted(BM25_TOKENIZERS), default="words",
                         help="words: lower-cased \\w+ runs; split: str.split(' ') as LongMemEval's own script")
     parser.add_argument("--fresh", action="store_true", help="discard stored per-question results of these systems")
+    parser.add_argument("--config", type=Path, default=None,
+                        help="YAML config sections applied to the hindsight systems (a change starts new results)")
     parser.add_argument("--extractor", choices=["nlp", "llm"], default="nlp",
                         help="hindsight's fact extractor; llm uses the configured LLM (HINDSIGHT_LLM_* variables)")
 
@@ -147,18 +151,25 @@ class Runner:
 
     def system(self, name: str) -> System:
         if name in HINDSIGHT_SYSTEMS:
-            # Banks of another extractor hold other units under the same bank id: they get their own directory.
-            suffix = "" if self.args.extractor == "nlp" else f"-{self.args.extractor}"
-            memdir = self.args.work / f"hindsight-{self.dataset}{suffix}"
-            return HindsightSystem(name, memdir, self.embedder(), self.args.budgets, self.args.depth,
-                                   self.args.extractor)
+            config = self.hindsight_config(name)
+            # Banks retained under another extractor or retain config hold other units under the same bank id.
+            memdir = self.args.work / f"hindsight-{self.dataset}-{retain_key(config)}"
+            return HindsightSystem(name, memdir, self.embedder(), self.args.budgets, self.args.depth, config)
         if name != "bm25" and self._vectors is None:
             self._vectors = VectorCache(self.args.work / "vectors.sqlite", self.embedder())
         return BaselineSystem(name, self.args.budgets, self._vectors, self.args.bm25_tokens)
 
+    def hindsight_config(self, name: str) -> HindsightConfig:
+        overrides = None
+        if self.args.config is not None:
+            overrides = yaml.safe_load(self.args.config.read_text(encoding="utf-8")) or {}
+            if not isinstance(overrides, dict):
+                raise SystemExit(f"{self.args.config}: a config file is a mapping of sections")
+        return system_config(name, self.args.extractor, overrides)
+
     def system_config(self, name: str) -> dict[str, Any]:
         if name in HINDSIGHT_SYSTEMS:
-            return {"hindsight": system_config(name, self.args.extractor).model_dump(mode="json"),
+            return {"hindsight": self.hindsight_config(name).model_dump(mode="json"),
                     "depth": self.args.depth}
         bm25 = {"bm25_tokens": self.args.bm25_tokens}
         return {"dense": {}, "bm25": bm25, "hybrid": {**bm25, "rrf_k": RRF_K}}[name]

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from eval import locomo, longmemeval
-from eval.hindsight_system import RECALL_SWITCH, recall_available
+from eval.hindsight_system import RECALL_SWITCH, recall_available, retain_key, system_config
 from hindsight.embed.base import Embedder
+from hindsight.errors import ConfigError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LME = FIXTURES / "longmemeval_tiny.json"
@@ -101,7 +102,22 @@ def test_hindsight_end_to_end(tmp_path: Path, minilm: Embedder) -> None:
     ablation = _load(out.with_name("result.hindsight-no-graph.json"))["config"]["hindsight"]["recall"]
     assert ablation[RECALL_SWITCH.format(channel="graph")] is False
     # Both systems used the one bank retained into the shared memory directory.
-    assert len(list((tmp_path / "work" / "hindsight-longmemeval" / "banks").iterdir())) == 1
+    [memdir] = (tmp_path / "work").glob("hindsight-longmemeval-*")
+    assert len(list((memdir / "banks").iterdir())) == 1
     out = _run(locomo, LOCOMO, tmp_path, ["hindsight"], minilm)
     report = _load(out)
     assert report["questions"] == 3 and report["metrics"]["evidence_recall@50"] == 1.0
+
+
+def test_config_file_shapes_the_hindsight_systems(tmp_path: Path) -> None:
+    """--config sections reach the hindsight systems under the ablation switch; a config that changes retain gets
+    its own memory directory, one that changes only recall shares it."""
+    retain_cfg = system_config("hindsight-no-graph", overrides={"extractor": {"window_turns": 1},
+                                                                "recall": {"graph_enabled": True, "rrf_k": 30}})
+    assert retain_cfg.extractor.window_turns == 1 and retain_cfg.recall.rrf_k == 30
+    assert retain_cfg.recall.graph_enabled is False  # the ablation wins
+    recall_only = system_config("hindsight", overrides={"recall": {"rrf_k": 30}})
+    assert retain_key(recall_only) == retain_key(system_config("hindsight"))
+    assert retain_key(retain_cfg) != retain_key(system_config("hindsight"))
+    with pytest.raises(ConfigError):
+        system_config("hindsight", overrides={"recall": {"no_such_switch": True}})

@@ -1,0 +1,209 @@
+"""Recall latency as a bank grows: p50/p95/p99 per stage, against the bare query-embedding time (the floor).
+
+    python bench/recall_latency.py --locomo ../shared/data/locomo_dev.json \
+        --longmemeval ../shared/data/longmemeval_s_dev.json.gz --units 10000 100000 --dir /tmp/bench/latency \
+        [--queries 300] [--json OUT]
+
+One bank grows through each --units size in turn; it is measured at each. The fill is synthetic but realistic:
+the sessions of both datasets go through the real retain pipeline (nlp extraction, NER, entity resolution,
+links, SQLite, HNSW and FTS), cycle after cycle, each cycle re-dated and with its speakers renamed. Only the
+model call is replaced during the fill: a unit's vector is the real MiniLM vector of its undated text, turned by
+a small random rotation per cycle (cosine about 0.9 to the original), so that 100k units do not take hours of
+embedding and the index does not hold exact duplicates. Recall then runs with the real model: the questions of
+both datasets (each once, so that no query vector comes from a cache), with query_time set to the question date.
+In the same run, interleaved, the bare model embeds the same questions: that time is the floor.
+
+The fill resumes from an existing --dir; banks are kept there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+from tqdm import tqdm
+
+from eval.datasets import load_locomo
+from eval.longmemeval_data import load_longmemeval
+from hindsight import Hindsight, Message, RetainRequest
+from hindsight.config import EmbedderConfig, HindsightConfig, LLMConfig
+from hindsight.embed.base import Embedder
+from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
+
+BANK = "latency"
+NO_LLM = HindsightConfig(llm=LLMConfig(backend="none"))
+_DATE_SUFFIX = re.compile(r" \(on [^)]*\)$")
+_NAMES = ["Ava", "Ben", "Chloe", "Dev", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemi", "Liam"]
+
+
+@dataclass
+class SessionText:
+    messages: list[Message]
+    date: datetime
+
+
+@dataclass
+class Query:
+    text: str
+    when: datetime
+
+
+class RotatedEmbedder(Embedder):
+    """Fill-time stand-in for the model call: the real vector of a text without its date, plus cycle noise."""
+
+    def __init__(self, model: SentenceTransformerEmbedder, noise: float) -> None:
+        self.model, self.noise = model, noise
+        self.name, self.dim = model.name, model.dim
+        self._base: dict[str, np.ndarray] = {}
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        keys = [_DATE_SUFFIX.sub("", t) for t in texts]
+        missing = list(dict.fromkeys(k for k in keys if k not in self._base))
+        if missing:
+            self._base.update(zip(missing, self.model.embed(missing), strict=True))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, (key, text) in enumerate(zip(keys, texts, strict=True)):
+            seed = int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:8], "little")
+            v = self._base[key] + np.random.default_rng(seed).normal(0, self.noise, self.dim).astype(np.float32)
+            out[i] = v / np.linalg.norm(v)
+        return out
+
+
+def load_corpus(locomo: Path, longmemeval: Path) -> tuple[list[SessionText], list[Query]]:
+    """Distinct sessions of both datasets, and their questions (with dates)."""
+    sessions: list[SessionText] = []
+    queries: list[Query] = []
+    for conv in load_locomo(locomo):
+        sessions += [SessionText(s.messages, s.date) for s in conv.sessions]
+        last = conv.sessions[-1].date
+        queries += [Query(str(q["question"]), last + timedelta(days=1)) for q in conv.qa]
+    seen: set[str] = set()
+    for q in load_longmemeval(longmemeval):
+        queries.append(Query(q.question, q.question_date))
+        for s in q.sessions:
+            if s.id not in seen and s.turns:
+                seen.add(s.id)
+                sessions.append(SessionText(s.messages(), s.date))
+    return sessions, list({q.text: q for q in queries}.values())
+
+
+def _cycle(sessions: list[SessionText], cycle: int) -> Iterator[tuple[str, SessionText]]:
+    """The corpus once more, moved `cycle` years on and with LoCoMo's speakers renamed per cycle."""
+    shift = timedelta(days=365 * cycle)
+    for n, s in enumerate(sessions):
+        rename: dict[str, str] = {}
+        messages = []
+        for m in s.messages:
+            speaker = m.speaker
+            if speaker is not None and cycle:
+                speaker = rename.setdefault(speaker, f"{_NAMES[(cycle + len(rename)) % len(_NAMES)]} {speaker}")
+            messages.append(Message(role=m.role, speaker=speaker, content=m.content, timestamp=s.date + shift))
+        yield f"c{cycle}-s{n}", SessionText(messages, s.date + shift)
+
+
+def fill(directory: Path, model: SentenceTransformerEmbedder, sessions: list[SessionText], target: int,
+         noise: float, per_call: int) -> int:
+    """Grow the bank to at least `target` units; resumes from the documents already there."""
+    with Hindsight(directory, NO_LLM, embedder=RotatedEmbedder(model, noise)) as hs:
+        bank = hs.bank(BANK)
+        stats = bank.stats()
+        have, done = sum(stats.units.values()), stats.documents
+        with tqdm(total=target, initial=min(have, target), desc=f"fill to {target}", unit="unit") as bar:
+            cycle = 0
+            while have < target:
+                batch = list(_cycle(sessions, cycle))
+                for i in range(0, len(batch), per_call):
+                    if have >= target:
+                        break
+                    chunk = batch[i : i + per_call]
+                    if done >= (cycle * len(sessions)) + i + len(chunk):
+                        continue  # retained by an earlier run
+                    results = bank.retain_many([RetainRequest(s.messages, timestamp=s.date, document_id=doc_id)
+                                                for doc_id, s in chunk])
+                    created = sum(r.created for r in results)
+                    have += created
+                    bar.update(created)
+                cycle += 1
+        return have
+
+
+def _pct(values: list[float], q: int) -> float:
+    return float(np.percentile(values, q))
+
+
+def measure(
+    directory: Path, model: SentenceTransformerEmbedder, queries: list[Query], budget: int
+) -> dict[str, object]:
+    """Recall each query once with the real model; the bare model embeds it too, interleaved."""
+    totals: list[float] = []
+    bare: list[float] = []
+    stages: dict[str, list[float]] = {}
+    with Hindsight(directory, NO_LLM, embedder=model) as hs:
+        bank = hs.bank(BANK, create=False)
+        units = sum(bank.stats().units.values())
+        for q in queries[:5]:  # warm-up: indexes loaded, caches filled; these queries are not measured
+            bank.recall(q.text + " (warm-up)", budget=budget, query_time=q.when)
+        for q in tqdm(queries[5:], desc=f"recall at {units} units", unit="query"):
+            t0 = time.perf_counter()
+            model.embed([q.text])
+            bare.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            result = bank.recall(q.text, budget=budget, query_time=q.when)
+            totals.append((time.perf_counter() - t0) * 1000)
+            for stage, ms in result.timings_ms.items():
+                if stage != "total":
+                    stages.setdefault(stage, []).append(ms)
+    p50 = statistics.median(totals)
+    embed = statistics.median(bare)
+    return {
+        "units": units, "queries": len(totals), "budget": budget,
+        "p50_ms": round(p50, 2), "p95_ms": round(_pct(totals, 95), 2), "p99_ms": round(_pct(totals, 99), 2),
+        "embed_query_ms": round(embed, 2), "p50_over_embed": round(p50 / embed, 2),
+        "p99_over_p50": round(_pct(totals, 99) / p50, 2),
+        "stages": {k: {"p50_ms": round(statistics.median(v), 2), "p95_ms": round(_pct(v, 95), 2),
+                       "p99_ms": round(_pct(v, 99), 2)} for k, v in stages.items()},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--locomo", type=Path, required=True)
+    parser.add_argument("--longmemeval", type=Path, required=True)
+    parser.add_argument("--units", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--dir", type=Path, required=True, help="the bank directory (reuse it to resume the fill)")
+    parser.add_argument("--queries", type=int, default=300, help="distinct questions recalled per size")
+    parser.add_argument("--budget", type=int, default=4096)
+    parser.add_argument("--noise", type=float, default=0.025, help="fill vector noise per dimension")
+    parser.add_argument("--per-call", type=int, default=20, help="sessions per retain_many call of the fill")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    model = SentenceTransformerEmbedder(EmbedderConfig())
+    sessions, queries = load_corpus(args.locomo, args.longmemeval)
+    queries = queries[: args.queries + 5]
+    runs = []
+    for target in sorted(args.units):
+        fill(args.dir, model, sessions, target, args.noise, args.per_call)
+        runs.append(measure(args.dir, model, queries, args.budget))
+        print(json.dumps(runs[-1]))
+    result = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores", "runs": runs}
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
