@@ -174,9 +174,11 @@ def test_plot_writes_png_and_svg(bank: Bank, tmp_path: Path) -> None:
         assert labels == [f"{REVISED} (0.60)", f"{QUIET} (0.65)"]
         assert [t.get_text() for t in ax.get_legend().get_texts()] == ["formed", "reinforce", "contradict"]
     # QUIET was formed in the same reflect call as SETTLING: three distinct event times in all.
-    assert fig.axes[0].get_xticks().tolist() == [0, 1, 2]
+    assert sorted({float(x) for line in fig.axes[0].lines for x in line.get_xdata()}) == [0.0, 1.0, 2.0]
     one = plots.plot_opinion_trajectories(trajectories, max_opinions=1, x="order")
     assert one.axes[0].get_title() == "opinion confidence by event (1 of 2 opinions)"
+    unlabelled = plots.plot_opinion_trajectories(trajectories, max_labels=1)
+    assert len(unlabelled.axes[0].texts) == 0 and len(unlabelled.axes[0].lines) == len(fig.axes[0].lines)
     with pytest.raises(InvalidInputError):
         plots.plot_opinion_trajectories(trajectories, max_opinions=0)
     assert (

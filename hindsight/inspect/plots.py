@@ -15,6 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, date2num
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 
 from hindsight.errors import InvalidInputError
 from hindsight.inspect.entities import EntityTimeline, is_entity
@@ -229,14 +230,18 @@ def plot_opinion_trajectories(
     max_opinions: int = 5,
     x: Literal["time", "order"] = "time",
     text_width: int = 70,
+    max_labels: int = 24,
 ) -> Figure:
     """One confidence line per opinion (the first `max_opinions`, e.g. from `opinion_trajectories(bank, k)`), a
-    marker at each event shaped by its verdict, and each change labelled with its verdict and step. The x axis is
-    the time of the events, or with `x="order"` their order (evenly spaced: events minutes apart stay readable)."""
+    marker at each event shaped by its verdict, and each change labelled with its verdict and step when there are at
+    most `max_labels` changes (beyond that the labels would overlap; the markers still show the verdicts). The x axis
+    is the time of the events, or with `x="order"` their order (evenly spaced: events minutes apart stay readable)."""
     if max_opinions < 1:
         raise InvalidInputError("max_opinions must be >= 1")
     shown = trajectories[:max_opinions]
-    fig = Figure(figsize=(10.0, 4.8 + 0.25 * len(shown)))
+    label_changes = sum(len(t.changes()) for t in shown) <= max_labels
+    height = 4.8 + 0.25 * len(shown)
+    fig = Figure(figsize=(10.0, height))
     ax = fig.add_subplot()
     cut = f" ({len(shown)} of {len(trajectories)} opinions)" if len(shown) < len(trajectories) else ""
     ax.set_title("opinion confidence" + (" over time" if x == "time" else " by event") + cut)
@@ -255,7 +260,7 @@ def plot_opinion_trajectories(
         ax.step([*px, *end], [*conf, conf[-1]], where="post", color=colour, lw=1.8, alpha=0.9)
         for p, px_i in zip(t.points, px, strict=True):
             ax.plot([px_i], [p.confidence], VERDICT_MARKERS[p.verdict], color=colour, ms=8, mec="black", mew=0.6)
-            if p.verdict is not Verdict.FORMED:
+            if label_changes and p.verdict is not Verdict.FORMED:
                 up = p.delta >= 0
                 ax.annotate(
                     f"{p.verdict.value} {p.delta:+.2f}",
@@ -281,7 +286,7 @@ def plot_opinion_trajectories(
     ]
     if handles:
         fig.legend(handles=handles, loc="lower center", fontsize=8, frameon=False)
-        fig.subplots_adjust(bottom=0.1 + 0.06 * len(handles))
+        fig.subplots_adjust(bottom=(0.8 + 0.2 * len(handles)) / height)  # inches: the x axis, then a row each
     _legend(ax, markers)
     if x == "time":
         # Events of one session are seconds apart, of a long-lived bank months apart: concise labels suit both.
@@ -290,7 +295,8 @@ def plot_opinion_trajectories(
         ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
     else:
         ax.set_xlabel("event, in order")
-        ax.set_xticks(range(len(times)))
+        ax.set_xlim(-0.5, max(len(times), 2) - 0.5)  # integer ticks need a span of 1 at least
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return save(fig, out)
 
 
