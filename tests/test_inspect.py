@@ -10,16 +10,11 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
-from pydantic import ValidationError
 
-from hindsight import Bank, Hindsight, HindsightConfig, MemoryUnit, Network, Source
+from hindsight import Bank, Hindsight, HindsightConfig
 from hindsight.embed.base import Embedder
 from hindsight.errors import EntityNotFoundError, InvalidInputError
 from hindsight.inspect import (
-    ChangeKind,
-    ConfidencePoint,
-    OpinionTrajectory,
-    current_trajectories,
     entity_aliases,
     entity_neighbourhood,
     entity_timeline,
@@ -228,61 +223,6 @@ def test_temporal_recall_explanation_shows_the_time_range(bank: Bank) -> None:
     assert explanation.channels[Channel.TEMPORAL].found >= 1
 
 
-# -- opinion trajectories ------------------------------------------------------------------------
-
-
-def _trajectory() -> OpinionTrajectory:
-    t = [datetime(2024, 3, d) for d in (1, 5, 9, 12, 20)]
-    return OpinionTrajectory(
-        opinion="Maya should run another marathon",
-        points=[
-            ConfidencePoint(time=t[3], confidence=0.5, evidence="Maya hurt her knee"),
-            ConfidencePoint(time=t[0], confidence=0.6),
-            ConfidencePoint(time=t[1], confidence=0.7, evidence="Maya finished in 3:52"),
-            ConfidencePoint(time=t[2], confidence=0.7, evidence="Maya bought new shoes"),
-            ConfidencePoint(time=t[4], confidence=0.4, evidence="Maya rested a week"),
-        ],
-    )
-
-
-def test_opinion_trajectory_orders_points_and_classifies_changes() -> None:
-    traj = _trajectory()
-    assert [p.confidence for p in traj.points] == [0.6, 0.7, 0.7, 0.5, 0.4]
-    assert traj.points[0].time.tzinfo is not None
-    kinds = [c.kind for c in traj.changes(step=0.1)]
-    assert kinds == [ChangeKind.REINFORCE, ChangeKind.NEUTRAL, ChangeKind.CONTRADICT, ChangeKind.WEAKEN]
-    assert traj.changes()[2].evidence == "Maya hurt her knee"
-    with pytest.raises(ValidationError):
-        OpinionTrajectory(opinion="x", points=[])
-    with pytest.raises(ValidationError):
-        ConfidencePoint(time=datetime(2024, 1, 1), confidence=1.5)
-    with pytest.raises(InvalidInputError):
-        traj.changes(step=0)
-
-
-def test_current_trajectories_of_opinion_units() -> None:
-    now = datetime(2024, 5, 1, tzinfo=timezone.utc)
-
-    def unit(network: Network, confidence: float | None) -> MemoryUnit:
-        return MemoryUnit(
-            id=f"u{confidence}",
-            bank_id="b",
-            text="Python is best for data work",
-            network=network,
-            occurred_start=None,
-            occurred_end=None,
-            mentioned_at=now,
-            confidence=confidence,
-            source=Source(document_id="d"),
-            content_hash="h",
-            created_at=now,
-        )
-
-    trajectories = current_trajectories([unit(Network.OPINION, 0.8), unit(Network.WORLD, None)])
-    assert len(trajectories) == 1
-    assert [(p.time, p.confidence) for p in trajectories[0].points] == [(now, 0.8)]
-
-
 # -- tables and plots ----------------------------------------------------------------------------
 
 
@@ -318,7 +258,6 @@ def test_plots_write_png_and_svg(graph: nx.MultiDiGraph, multi_hop: RecallResult
         "whole": lambda out: plots.plot_graph(graph, out, max_nodes=15, layout="kamada-kawai"),
         "recall": lambda out: plots.plot_graph(recall_subgraph(graph, multi_hop), out),
         "timeline": lambda out: plots.plot_entity_timeline(entity_timeline(graph, "Maya"), out, max_units=8),
-        "opinion": lambda out: plots.plot_opinion_trajectory(_trajectory(), out),
         "channels": lambda out: plots.plot_channel_contributions(explain_recall(multi_hop), out, max_hits=4),
     }
     titles = {}

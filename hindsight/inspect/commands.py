@@ -14,7 +14,8 @@ from hindsight.errors import HindsightError, InvalidInputError
 from hindsight.inspect.entities import top_entities
 from hindsight.inspect.explain import explain_recall
 from hindsight.inspect.graphs import entity_neighbourhood, write_graph
-from hindsight.inspect.render import components_table, counts_table, entities_table, explain_table
+from hindsight.inspect.opinions import opinion_summary
+from hindsight.inspect.render import components_table, counts_table, entities_table, explain_table, opinions_table
 from hindsight.inspect.stats import graph_stats
 
 if TYPE_CHECKING:
@@ -43,13 +44,15 @@ def _date(value: str | None) -> datetime | None:
 
 
 def cmd_inspect(hs: Hindsight, args: argparse.Namespace) -> None:
-    graph = hs.bank(args.bank, create=False).to_networkx()
+    bank = hs.bank(args.bank, create=False)
+    graph = bank.to_networkx()
     stats = graph_stats(graph, top_components=args.top)
     console.print(f"[bold]bank {args.bank}[/]")
     console.print(counts_table(stats))
     console.print(components_table(stats))
     console.print(entities_table(graph, top_entities(graph, args.top), title="top entities by mentions"))
     console.print(entities_table(graph, top_entities(graph, args.top, by="degree"), title="top entities by degree"))
+    console.print(opinions_table(opinion_summary(bank, top=args.top)))
 
 
 def cmd_graph(hs: Hindsight, args: argparse.Namespace) -> None:
@@ -85,9 +88,9 @@ def cmd_explain(hs: Hindsight, args: argparse.Namespace) -> None:
 
 def add_commands(sub: Any) -> None:
     """Register the inspection subcommands on the CLI's subparsers."""
-    p = sub.add_parser("inspect", help="summary of a bank: counts, components, top entities")
+    p = sub.add_parser("inspect", help="summary of a bank: counts, components, top entities, opinions")
     p.add_argument("bank")
-    p.add_argument("--top", type=int, default=10, help="entities and components to list")
+    p.add_argument("--top", type=int, default=10, help="entities, components and most confident opinions to list")
     p.set_defaults(func=cmd_inspect)
     p = sub.add_parser("graph", help="plot (.png/.svg), interactive page (.html) or export (.graphml/.json)")
     p.add_argument("bank")

@@ -1,98 +1,178 @@
-"""Opinion trajectories: an opinion's confidence over time, with the evidence behind each change.
+"""Opinion trajectories: each opinion's confidence over time, with the evidence behind every change.
 
-The bank does not keep a confidence history yet (opinion reinforcement is being built); until it does, a trajectory
-is built from typed points, and `current_trajectories` gives each stored opinion its present confidence.
+Built on the bank's opinion history (`Bank.opinion_history`): one point per recorded event (formed, reinforce,
+weaken, contradict), with the verdict the LLM gave, the confidence after it, the opinion's text then (a contradiction
+may revise it), the LLM's reason, and the evidence units read back from the bank.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
-from enum import Enum
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
-from hindsight.errors import InvalidInputError
-from hindsight.models import MemoryUnit, Network, as_utc
+from hindsight.errors import InvalidInputError, UnitNotFoundError
+from hindsight.models import MemoryUnit, Network
+from hindsight.reflect.types import OpinionEvent, Verdict
 
-_EPS = 1e-9
+if TYPE_CHECKING:
+    from hindsight.bank import Bank
 
-
-class ChangeKind(str, Enum):
-    """How a confidence moved between two points: the update kinds of opinion reinforcement."""
-
-    REINFORCE = "reinforce"
-    WEAKEN = "weaken"
-    CONTRADICT = "contradict"
-    NEUTRAL = "neutral"
+OpinionOrder = Literal["changes", "confidence", "recent"]
 
 
-class ConfidencePoint(BaseModel):
-    """The confidence of an opinion at a time, and the evidence (a fact's text or id) that set it."""
+class EvidenceUnit(BaseModel):
+    """A unit cited as evidence for an opinion event; `text` is None when the unit was forgotten since."""
+
+    id: str
+    text: str | None = None
+    network: Network | None = None
+    mentioned_at: datetime | None = None
+
+
+class TrajectoryPoint(BaseModel):
+    """One event of an opinion: the confidence after it (and before it, unless the opinion was formed here)."""
 
     time: datetime
+    verdict: Verdict
     confidence: float = Field(ge=0.0, le=1.0)
-    evidence: str | None = None
+    before: float | None = None
+    text: str
+    reason: str = ""
+    evidence: list[EvidenceUnit] = Field(default_factory=list)
 
-    @field_validator("time")
-    @classmethod
-    def _utc(cls, value: datetime) -> datetime:
-        return as_utc(value)
-
-
-class ConfidenceChange(BaseModel):
-    """One step of a trajectory."""
-
-    time: datetime
-    before: float
-    after: float
-    kind: ChangeKind
-    evidence: str | None
+    @property
+    def delta(self) -> float:
+        """The confidence change of this event (0 when the opinion was formed)."""
+        return 0.0 if self.before is None else self.confidence - self.before
 
 
 class OpinionTrajectory(BaseModel):
-    """An opinion's text and its confidence points, oldest first."""
+    """An opinion as it is now (text, confidence) and its events, oldest first."""
 
+    unit_id: str
     opinion: str
-    points: list[ConfidencePoint]
+    confidence: float
+    points: list[TrajectoryPoint] = Field(min_length=1)
 
-    @field_validator("points")
-    @classmethod
-    def _ordered(cls, points: list[ConfidencePoint]) -> list[ConfidencePoint]:
-        if not points:
-            raise ValueError("a trajectory needs at least one point")
-        return sorted(points, key=lambda p: p.time)
+    def changes(self) -> list[TrajectoryPoint]:
+        """The events after the opinion was formed (reinforce, weaken, contradict)."""
+        return [p for p in self.points if p.verdict is not Verdict.FORMED]
 
-    def changes(self, step: float = 0.1) -> list[ConfidenceChange]:
-        """Each step with its kind: a drop of more than `step` (the reinforcement step a) is a contradiction."""
-        if step <= 0.0:
-            raise InvalidInputError("step must be > 0")
-        out = []
-        for before, after in zip(self.points, self.points[1:], strict=False):
-            delta = after.confidence - before.confidence
-            if delta > _EPS:
-                kind = ChangeKind.REINFORCE
-            elif delta < -step - _EPS:
-                kind = ChangeKind.CONTRADICT
-            elif delta < -_EPS:
-                kind = ChangeKind.WEAKEN
-            else:
-                kind = ChangeKind.NEUTRAL
-            out.append(
-                ConfidenceChange(
-                    time=after.time,
-                    before=before.confidence,
-                    after=after.confidence,
-                    kind=kind,
-                    evidence=after.evidence,
-                )
+    @property
+    def latest(self) -> TrajectoryPoint:
+        return self.points[-1]
+
+
+class OpinionSummary(BaseModel):
+    """The opinion network at a glance: how many opinions and recorded changes, the most confident opinions, and
+    the opinion that changed last (its `latest` point is that change)."""
+
+    count: int
+    changes: int
+    most_confident: list[OpinionTrajectory]
+    latest_change: OpinionTrajectory | None
+
+
+@dataclass
+class _Held:
+    """An opinion unit with its recorded history (no evidence read yet)."""
+
+    unit: MemoryUnit
+    history: list[OpinionEvent]
+
+    @property
+    def changes(self) -> int:
+        return sum(1 for e in self.history if e.verdict is not Verdict.FORMED)
+
+    @property
+    def last(self) -> datetime:
+        return self.history[-1].at if self.history else self.unit.mentioned_at
+
+
+def _held(bank: Bank) -> list[_Held]:
+    return [_Held(u, bank.opinion_history(u.id)) for u in bank.units(Network.OPINION)]
+
+
+def _ranked(held: list[_Held], by: OpinionOrder) -> list[_Held]:
+    """Most changes (then most recent) first, most confident first, or most recently changed first."""
+    if by == "changes":
+        return sorted(held, key=lambda h: (h.changes, h.last), reverse=True)
+    if by == "confidence":
+        return sorted(held, key=lambda h: (h.unit.confidence or 0.0, h.last), reverse=True)
+    if by == "recent":
+        return sorted(held, key=lambda h: h.last, reverse=True)
+    raise InvalidInputError(f"unknown order {by!r}; expected changes, confidence or recent")
+
+
+def _trajectory(bank: Bank, held: _Held, found: dict[str, MemoryUnit | None]) -> OpinionTrajectory:
+    """The trajectory of one opinion; `found` caches evidence units across opinions (None: forgotten)."""
+
+    def evidence(unit_id: str) -> EvidenceUnit:
+        if unit_id not in found:
+            try:
+                found[unit_id] = bank.get_unit(unit_id)
+            except UnitNotFoundError:
+                found[unit_id] = None
+        unit = found[unit_id]
+        if unit is None:
+            return EvidenceUnit(id=unit_id)
+        return EvidenceUnit(id=unit_id, text=unit.text, network=unit.network, mentioned_at=unit.mentioned_at)
+
+    points: list[TrajectoryPoint] = []
+    for event in held.history:
+        before = points[-1].confidence if points else None
+        points.append(
+            TrajectoryPoint(
+                time=event.at,
+                verdict=event.verdict,
+                confidence=event.confidence,
+                before=before,
+                text=event.text,
+                reason=event.reason,
+                evidence=[evidence(i) for i in event.evidence],
             )
-        return out
+        )
+    unit = held.unit
+    confidence = unit.confidence if unit.confidence is not None else 0.0
+    if not points:  # every stored opinion has a history; should one not, it shows as formed when it was written
+        points.append(
+            TrajectoryPoint(time=unit.mentioned_at, verdict=Verdict.FORMED, confidence=confidence, text=unit.text)
+        )
+    return OpinionTrajectory(unit_id=unit.id, opinion=unit.text, confidence=confidence, points=points)
 
 
-def current_trajectories(units: list[MemoryUnit]) -> list[OpinionTrajectory]:
-    """One single-point trajectory per opinion unit (its present confidence at its mention time)."""
-    return [
-        OpinionTrajectory(opinion=u.text, points=[ConfidencePoint(time=u.mentioned_at, confidence=u.confidence)])
-        for u in units
-        if u.network is Network.OPINION and u.confidence is not None
-    ]
+def opinion_trajectory(bank: Bank, unit_id: str) -> OpinionTrajectory:
+    """The trajectory of one opinion unit, with its evidence texts."""
+    unit = bank.get_unit(unit_id)
+    if unit.network is not Network.OPINION:
+        raise InvalidInputError(f"unit {unit_id!r} is a {unit.network.value} unit, not an opinion")
+    return _trajectory(bank, _Held(unit, bank.opinion_history(unit_id)), {})
+
+
+def opinion_trajectories(bank: Bank, top_k: int | None = None, by: OpinionOrder = "changes") -> list[OpinionTrajectory]:
+    """The bank's opinion trajectories, with their evidence texts: the `top_k` (default all) with the most changes,
+    the highest confidence, or the most recent change first (`by`)."""
+    if top_k is not None and top_k < 1:
+        raise InvalidInputError("top_k must be >= 1")
+    ranked = _ranked(_held(bank), by)[:top_k]
+    found: dict[str, MemoryUnit | None] = {}
+    return [_trajectory(bank, h, found) for h in ranked]
+
+
+def opinion_summary(bank: Bank, top: int = 3) -> OpinionSummary:
+    """Counts, the `top` most confident opinions and the latest change; evidence is read only for those shown."""
+    if top < 1:
+        raise InvalidInputError("top must be >= 1")
+    held = _held(bank)
+    found: dict[str, MemoryUnit | None] = {}
+    changed = [h for h in held if h.changes]
+    latest = max(changed, key=lambda h: h.last, default=None)
+    return OpinionSummary(
+        count=len(held),
+        changes=sum(h.changes for h in held),
+        most_confident=[_trajectory(bank, h, found) for h in _ranked(held, "confidence")[:top]],
+        latest_change=None if latest is None else _trajectory(bank, latest, found),
+    )

@@ -8,21 +8,23 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import networkx as nx
 from matplotlib.axes import Axes
-from matplotlib.dates import date2num
+from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, date2num
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 
 from hindsight.errors import InvalidInputError
 from hindsight.inspect.entities import EntityTimeline, is_entity
 from hindsight.inspect.explain import RecallExplanation
 from hindsight.inspect.graphs import Layout, graph_layout, links_to_draw, top_subgraph
-from hindsight.inspect.opinions import ChangeKind, OpinionTrajectory
+from hindsight.inspect.opinions import OpinionTrajectory
 from hindsight.inspect.render import short_text
 from hindsight.recall.types import Channel
+from hindsight.reflect.types import Verdict
 
 NETWORK_COLOURS = {"world": "#4C78A8", "experience": "#F58518", "opinion": "#E45756", "observation": "#54A24B"}
 ENTITY_COLOUR = "#B8B0AC"
@@ -32,11 +34,14 @@ CHANNEL_COLOURS = {
     Channel.GRAPH: "#54A24B",
     Channel.TEMPORAL: "#B279A2",
 }
-CHANGE_COLOURS = {
-    ChangeKind.REINFORCE: "#54A24B",
-    ChangeKind.WEAKEN: "#F58518",
-    ChangeKind.CONTRADICT: "#E45756",
-    ChangeKind.NEUTRAL: "#9D9D9D",
+# One colour per opinion line; the verdict of each event is its marker's shape.
+OPINION_COLOURS = ["#4C78A8", "#E45756", "#54A24B", "#B279A2", "#F58518", "#72B7B2", "#9D755D", "#FF9DA6"]
+VERDICT_MARKERS = {
+    Verdict.FORMED: "o",
+    Verdict.REINFORCE: "^",
+    Verdict.WEAKEN: "v",
+    Verdict.CONTRADICT: "X",
+    Verdict.NEUTRAL: "s",
 }
 # (colour, line style, width) per edge type; mentions are drawn faint so that links stand out.
 EDGE_STYLES = {
@@ -218,32 +223,81 @@ def plot_entity_timeline(
     return _finish_dated(fig, ax, handles, out)
 
 
-def plot_opinion_trajectory(
-    trajectory: OpinionTrajectory, out: str | Path | None = None, *, step: float = 0.1, text_width: int = 40
+def plot_opinion_trajectories(
+    trajectories: list[OpinionTrajectory],
+    out: str | Path | None = None,
+    *,
+    max_opinions: int = 5,
+    x: Literal["time", "order"] = "time",
+    text_width: int = 70,
+    max_labels: int = 24,
 ) -> Figure:
-    """Confidence as a step line over time; each change is a dot coloured by its kind and labelled by its evidence."""
-    pts = trajectory.points
-    fig = Figure(figsize=(9.0, 4.5))
+    """One confidence line per opinion (the first `max_opinions`, e.g. from `opinion_trajectories(bank, k)`), a
+    marker at each event shaped by its verdict, and each change labelled with its verdict and step when there are at
+    most `max_labels` changes (beyond that the labels would overlap; the markers still show the verdicts). The x axis
+    is the time of the events, or with `x="order"` their order (evenly spaced: events minutes apart stay readable)."""
+    if max_opinions < 1:
+        raise InvalidInputError("max_opinions must be >= 1")
+    shown = trajectories[:max_opinions]
+    label_changes = sum(len(t.changes()) for t in shown) <= max_labels
+    height = 4.8 + 0.25 * len(shown)
+    fig = Figure(figsize=(10.0, height))
     ax = fig.add_subplot()
-    ax.set_title(short_text(trajectory.opinion, 90))
-    ax.xaxis_date()
-    ax.step(_num([p.time for p in pts]), [p.confidence for p in pts], where="post", color="#555555", lw=1.5)
-    ax.plot(_num([pts[0].time]), [pts[0].confidence], "o", color="#333333", ms=7)
-    for change in trajectory.changes(step):
-        ax.plot(_num([change.time]), [change.after], "o", color=CHANGE_COLOURS[change.kind], ms=7)
-        if change.evidence:
-            ax.annotate(
-                short_text(change.evidence, text_width),
-                (_num([change.time])[0], change.after),
-                xytext=(6, 6),
-                textcoords="offset points",
-                fontsize=7,
-            )
-    ax.set_ylim(-0.05, 1.05)
+    cut = f" ({len(shown)} of {len(trajectories)} opinions)" if len(shown) < len(trajectories) else ""
+    ax.set_title("opinion confidence" + (" over time" if x == "time" else " by event") + cut)
+    times = sorted({p.time for t in shown for p in t.points})
+    order = {time: i for i, time in enumerate(times)}
+
+    def xs(moments: list[datetime]) -> list[float]:
+        return list(_num(moments)) if x == "time" else [float(order[m]) for m in moments]
+
+    end = xs(times[-1:])
+    handles = []
+    for i, t in enumerate(shown):
+        colour = OPINION_COLOURS[i % len(OPINION_COLOURS)]
+        px, conf = xs([p.time for p in t.points]), [p.confidence for p in t.points]
+        # Confidence holds between events: a step line, drawn on to the last event on the plot.
+        ax.step([*px, *end], [*conf, conf[-1]], where="post", color=colour, lw=1.8, alpha=0.9)
+        for p, px_i in zip(t.points, px, strict=True):
+            ax.plot([px_i], [p.confidence], VERDICT_MARKERS[p.verdict], color=colour, ms=8, mec="black", mew=0.6)
+            if label_changes and p.verdict is not Verdict.FORMED:
+                up = p.delta >= 0
+                ax.annotate(
+                    f"{p.verdict.value} {p.delta:+.2f}",
+                    (px_i, p.confidence),
+                    xytext=(0, 9 if up else -9),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom" if up else "top",
+                    fontsize=7,
+                    color=colour,
+                )
+        label = f"{short_text(t.opinion, text_width)} ({t.confidence:.2f})"
+        handles.append(Line2D([], [], color=colour, lw=1.8, label=label))
+    ax.set_ylim(-0.08, 1.1)
+    ax.margins(x=0.08)  # room for the labels of the first and last events
     ax.set_ylabel("confidence")
     ax.grid(alpha=0.3)
-    handles = [Line2D([], [], marker="o", ls="", color=c, label=k.value) for k, c in CHANGE_COLOURS.items()]
-    return _finish_dated(fig, ax, handles, out)
+    present = {p.verdict for t in shown for p in t.points}
+    markers = [
+        Line2D([], [], marker=m, ls="", color="#777777", mec="black", mew=0.6, label=v.value)
+        for v, m in VERDICT_MARKERS.items()
+        if v in present
+    ]
+    if handles:
+        fig.legend(handles=handles, loc="lower center", fontsize=8, frameon=False)
+        fig.subplots_adjust(bottom=(0.8 + 0.2 * len(handles)) / height)  # inches: the x axis, then a row each
+    _legend(ax, markers)
+    if x == "time":
+        # Events of one session are seconds apart, of a long-lived bank months apart: concise labels suit both.
+        locator = AutoDateLocator()  # type: ignore[no-untyped-call]
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
+    else:
+        ax.set_xlabel("event, in order")
+        ax.set_xlim(-0.5, max(len(times), 2) - 0.5)  # integer ticks need a span of 1 at least
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    return save(fig, out)
 
 
 def plot_channel_contributions(

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from hindsight.inspect.entities import EntityRank, entity_aliases
 from hindsight.inspect.explain import ExplainedHit, RecallExplanation
+from hindsight.inspect.opinions import OpinionSummary, OpinionTrajectory, TrajectoryPoint
 from hindsight.inspect.stats import GraphStats
 
 
@@ -78,4 +79,60 @@ def explain_table(explanation: RecallExplanation, text_width: int = 160) -> Tabl
     if explanation.time_range is not None:
         tr = explanation.time_range
         table.caption += f"\ntime constraint {tr.text!r}: {tr.start:%Y-%m-%d} .. {tr.end:%Y-%m-%d}"
+    return table
+
+
+def _step(point: TrajectoryPoint) -> str:
+    if point.before is None:
+        return f"{point.confidence:.2f}"
+    return f"{point.before:.2f} -> {point.confidence:.2f}"
+
+
+def _evidence_cell(point: TrajectoryPoint, text_width: int) -> str:
+    """One line per evidence unit: its date and text (or that it was forgotten since)."""
+    lines = [
+        f"{e.mentioned_at:%Y-%m-%d} {short_text(e.text, text_width)}"
+        if e.text is not None and e.mentioned_at is not None
+        else f"(unit {e.id} forgotten)"
+        for e in point.evidence
+    ]
+    return "\n".join(lines)
+
+
+def trajectory_table(trajectory: OpinionTrajectory, text_width: int = 90) -> Table:
+    """One row per event of an opinion: when, the verdict, the confidence step, the evidence and the LLM's reason;
+    a revised text shows under its event."""
+    table = Table(title=short_text(f"opinion: {trajectory.opinion}", 120))
+    table.add_column("#", no_wrap=True)
+    table.add_column("when (UTC)", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("confidence", no_wrap=True)
+    table.add_column("evidence", ratio=2)
+    table.add_column("reason", ratio=1)
+    previous = None
+    for i, p in enumerate(trajectory.points):
+        reason = short_text(p.reason, 2 * text_width)
+        if previous is not None and p.text != previous:
+            reason += f"\nrevised to: {short_text(p.text, text_width)}"
+        previous = p.text
+        table.add_row(
+            str(i), f"{p.time:%Y-%m-%d %H:%M:%S}", p.verdict.value, _step(p), _evidence_cell(p, text_width), reason
+        )
+    return table
+
+
+def opinions_table(summary: OpinionSummary, text_width: int = 90) -> Table:
+    """The opinion count, the most confident opinions and the latest change."""
+    table = Table("what", "value", title="opinions")
+    table.add_row("opinions", str(summary.count))
+    table.add_row("recorded changes", str(summary.changes))
+    for t in summary.most_confident:
+        table.add_row("most confident", f"{t.confidence:.2f} {short_text(t.opinion, text_width)}")
+    if summary.latest_change is not None:
+        p = summary.latest_change.latest
+        table.add_row(
+            "latest change",
+            f"{p.time:%Y-%m-%d %H:%M} {p.verdict.value} {_step(p)}: {short_text(p.text, text_width)}\n"
+            + _evidence_cell(p, text_width),
+        )
     return table
