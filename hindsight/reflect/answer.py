@@ -9,7 +9,7 @@ from typing import Any
 
 from hindsight.config import ReflectConfig
 from hindsight.errors import InvalidInputError, LLMError
-from hindsight.llm.base import LLM, ChatMessage, LLMResponse, LLMUsage, StructuredOutputError
+from hindsight.llm.base import LLM, ChatMessage, LLMResponse, LLMUsage, StructuredOutputError, as_llm_error
 from hindsight.models import BankProfile
 from hindsight.recall.pipeline import RecallPipeline
 from hindsight.recall.types import RecallHit
@@ -37,7 +37,7 @@ def complete_text(llm: LLM, messages: Sequence[ChatMessage], *, max_tokens: int,
     except LLMError:
         raise
     except Exception as exc:  # a backend bug or an unexpected client error: keep it typed
-        raise LLMError(f"{llm.name}: completion failed: {type(exc).__name__}: {exc}") from exc
+        raise as_llm_error(llm.name, exc) from exc
     if not response.text.strip():
         raise LLMError(f"{llm.name}: the answer was empty (finish reason {response.finish_reason})")
     return response
