@@ -138,9 +138,10 @@ class Hindsight:
                                           lambda: self.jobs.pending, self._stopping)
             return self._reasoner
 
-    def _pending_items(self, event: RetainEvent) -> list[PendingItem]:
-        """What a retain queues for background reasoning, in its own transaction (nothing without an LLM)."""
-        return pending_items(self.config.reflect, event) if self.llm is not None else []
+    def _pending_items(self, fact_ids: list[str], entity_ids: list[str]) -> list[PendingItem]:
+        """The background reasoning that new facts and touched entities need (nothing without an LLM), queued in
+        the transaction of the retain or forget that calls for it."""
+        return pending_items(self.config.reflect, fact_ids, entity_ids) if self.llm is not None else []
 
     def _reason_after_retain(self, event: RetainEvent) -> None:
         if not self._stopping.is_set():

@@ -17,6 +17,7 @@ from hindsight.reflect.disposition import system_message
 from hindsight.reflect.opinions import OpinionFormer
 from hindsight.reflect.prompts import answer_messages, memory_line, opinion_messages
 from hindsight.reflect.types import ReflectResult, Usage
+from hindsight.reflect.writer import SourcesForgottenError
 from hindsight.retain.pipeline import BankHandle
 
 log = logging.getLogger(__name__)
@@ -86,5 +87,9 @@ class Reflector:
             result.opinion_error = str(exc)
             log.warning("reflect: opinion extraction failed, the answer is kept without opinions: %s", exc)
             return exc.usage if isinstance(exc, StructuredOutputError) else LLMUsage()
-        result.opinions = self.former.store_opinions(bank, opinions, result.evidence, result.cited)
+        try:
+            result.opinions = self.former.store_opinions(bank, opinions, result.evidence, result.cited)
+        except SourcesForgottenError as exc:
+            result.opinion_error = str(exc)
+            log.warning("reflect: the opinions are not stored, their evidence was forgotten meanwhile: %s", exc)
         return usage

@@ -32,24 +32,22 @@ from hindsight.reflect.background import merge_background
 from hindsight.reflect.observations import ObservationBuilder
 from hindsight.reflect.opinions import OpinionFormer
 from hindsight.reflect.reinforce import Reinforcer
-from hindsight.reflect.stage import is_transient
+from hindsight.reflect.stage import OBSERVE, REINFORCE, is_transient
 from hindsight.reflect.types import PendingReport, ReflectResult, Usage
-from hindsight.reflect.writer import UnitWriter
+from hindsight.reflect.writer import SourcesForgottenError, UnitWriter
 from hindsight.retain.pipeline import BankHandle
 from hindsight.store.base import MemoryStore, PendingItem
 
 log = logging.getLogger(__name__)
 
-REINFORCE = "reinforce"
-OBSERVE = "observe"
 _POLL_SECONDS = 0.05
 
 
-def pending_items(config: ReflectConfig, event: RetainEvent) -> list[PendingItem]:
-    """The background work a retain queues: its new facts to weigh against opinions, its entities to re-observe."""
-    items = [PendingItem(REINFORCE, u) for u in event.unit_ids] if config.reinforce_enabled else []
+def pending_items(config: ReflectConfig, fact_ids: list[str], entity_ids: list[str]) -> list[PendingItem]:
+    """The background work to queue: facts to weigh against opinions, entities whose observations to regenerate."""
+    items = [PendingItem(REINFORCE, u) for u in fact_ids] if config.reinforce_enabled else []
     if config.observations_enabled:
-        items += [PendingItem(OBSERVE, e) for e in event.entity_ids]
+        items += [PendingItem(OBSERVE, e) for e in entity_ids]
     return items
 
 
@@ -101,7 +99,7 @@ class Reasoner:
     # -- the queue ---------------------------------------------------------------------------
     def on_retain(self, event: RetainEvent, handle: Callable[[], BankHandle | None]) -> None:
         """The background hook: once retains are quiet, work off the queue (retain has already queued the work)."""
-        if not pending_items(self.config, event):
+        if not pending_items(self.config, event.unit_ids, event.entity_ids):
             return
         deadline = time.monotonic() + self.config.observation_debounce_seconds
         while not self._stop.is_set():
@@ -163,6 +161,9 @@ class Reasoner:
                     return
                 try:
                     result = self.observer.regenerate(bank, entity_id)
+                except SourcesForgottenError as exc:  # left claimed: the next run regenerates without them
+                    log.info("bank %s: observations of entity %s not stored: %s", bank.bank_id, entity_id, exc)
+                    continue
                 except LLMError as exc:
                     report.add_usage(exc.usage if isinstance(exc, StructuredOutputError) else LLMUsage())
                     if is_transient(exc):

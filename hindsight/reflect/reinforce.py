@@ -22,7 +22,7 @@ from hindsight.reflect.prompts import assess_messages
 from hindsight.reflect.schemas import AssessmentOut
 from hindsight.reflect.stage import Stage, is_transient
 from hindsight.reflect.types import OpinionChange, OpinionEvent, Verdict
-from hindsight.reflect.writer import Revision
+from hindsight.reflect.writer import Revision, SourcesForgottenError
 from hindsight.retain.pipeline import BankHandle
 from hindsight.store.base import UnitUpdate
 
@@ -80,6 +80,9 @@ class Reinforcer(Stage):
                 continue  # forgotten meanwhile, or these facts were already weighed
             try:
                 change = self._assess(bank, found[0], evidence, outcome)
+            except SourcesForgottenError as exc:
+                log.info("bank %s: opinion %s not updated: %s", bank.bank_id, opinion_id, exc)
+                continue
             except LLMError as exc:
                 if is_transient(exc):
                     outcome.complete, outcome.error = False, exc

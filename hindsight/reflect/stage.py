@@ -10,6 +10,10 @@ from hindsight.llm.base import LLM
 from hindsight.reflect.writer import UnitWriter
 from hindsight.store.base import MemoryStore
 
+# Kinds of queued background work: a new fact to weigh against opinions, an entity whose observations to regenerate.
+REINFORCE = "reinforce"
+OBSERVE = "observe"
+
 
 @dataclass
 class Stage:

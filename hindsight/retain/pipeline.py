@@ -95,14 +95,14 @@ class RetainPipeline:
         embedder: CachedEmbedder,
         extractor: Extractor,
         jobs: JobQueue,
-        queue: Callable[[RetainEvent], list[PendingItem]] = lambda event: [],
+        queue: Callable[[list[str], list[str]], list[PendingItem]] = lambda facts, entities: [],
     ) -> None:
         self.config = config
         self.store = store
         self.embedder = embedder
         self.extractor = extractor
         self.jobs = jobs
-        self.queue = queue  # the background work a retain queues, committed with it
+        self.queue = queue  # (new facts, touched entities) -> the background work committed with the retain
         self.resolver = EntityResolver(config.entities)
         self.links = LinkBuilder(store, config.links)
 
@@ -193,7 +193,8 @@ class RetainPipeline:
             batch = WriteBatch(
                 document=DocumentRecord(doc.document_id, p.digest, doc.context, now),
                 add_units=new_units, delete_unit_ids=removed, entities=resolved.writes,
-                links=self.links.build(bank.bank_id, link_inputs, bank.indexes), pending=self.queue(event),
+                links=self.links.build(bank.bank_id, link_inputs, bank.indexes),
+                pending=self.queue(event.unit_ids, event.entity_ids),
             )
             self.store.apply(bank.bank_id, batch)
             bank.indexes.sync()

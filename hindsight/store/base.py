@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
+from typing import Any
 
 import numpy as np
 
@@ -56,6 +57,7 @@ class UnitUpdate:
     embed_text: str | None = None
     embed_hash: str | None = None
     embedding: np.ndarray | None = None
+    metadata: dict[str, Any] | None = None  # replaces the unit's metadata
 
 
 @dataclass
@@ -70,6 +72,7 @@ class WriteBatch:
     update_units: list[UnitUpdate] = field(default_factory=list)
     opinion_events: list[OpinionEvent] = field(default_factory=list)
     pending: list[PendingItem] = field(default_factory=list)  # background work queued in the same transaction
+    history_replaced: list[str] = field(default_factory=list)  # opinions whose history `opinion_events` replace
 
 
 @dataclass(frozen=True)
@@ -275,6 +278,10 @@ class MemoryStore(ABC):
     @abstractmethod
     def units_of_entities(self, bank_id: str, entity_ids: list[str], networks: set[Network], limit: int) -> list[str]:
         """Ids of units in `networks` mentioning any of the entities, newest first, at most `limit`."""
+    @abstractmethod
+    def citing_units(self, bank_id: str, unit_ids: Sequence[str]) -> dict[str, set[str]]:
+        """Opinions and observations that cite any of `unit_ids` as a source or as evidence in their history:
+        derived unit id -> the cited ids among `unit_ids`."""
     @abstractmethod
     def unit_entities(self, bank_id: str, unit_ids: list[str]) -> dict[str, list[EntityRef]]:
         """The canonical entities each unit mentions, by unit id (units without entities are left out)."""

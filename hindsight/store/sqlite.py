@@ -164,7 +164,7 @@ class SQLiteStore(GraphQueries, IntegrityQueries, ReasoningQueries, MemoryStore)
             if c.execute("SELECT 1 FROM banks WHERE id=?", (bank_id,)).fetchone() is None:
                 raise BankNotFoundError(f"no bank {bank_id!r}")  # e.g. deleted while a retain was running
             entities, documents = self._delete_units(c, bank_id, batch.delete_unit_ids)
-            self._forget_history(c, bank_id, batch.delete_unit_ids)
+            self._forget_history(c, bank_id, [*batch.delete_unit_ids, *batch.history_replaced])
             self._forget_pending(c, bank_id, batch.delete_unit_ids)
             self._write_entities(c, bank_id, batch)
             labels = self._insert_units(c, bank_id, batch)

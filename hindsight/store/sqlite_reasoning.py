@@ -37,6 +37,8 @@ class ReasoningQueries:
                 continue  # forgotten meanwhile: nothing to update
             if u.confidence is not None:
                 c.execute("UPDATE units SET confidence=? WHERE label=?", (u.confidence, row[0]))
+            if u.metadata is not None:
+                c.execute("UPDATE units SET metadata=? WHERE label=?", (json.dumps(u.metadata), row[0]))
             if u.text is not None and u.embedding is not None:
                 c.execute(
                     "UPDATE units SET text=?, embed_text=?, embed_hash=?, embedding=? WHERE label=?",
@@ -82,6 +84,21 @@ class ReasoningQueries:
             (*entity_ids, bank_id, *nets, limit),
         )
         return [r[1] for r in rows]
+
+    def citing_units(self, bank_id: str, unit_ids: Sequence[str]) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        derived = (Network.OPINION.value, Network.OBSERVATION.value)
+        for part in _chunks(list(unit_ids)):
+            marks = _marks(len(part))
+            for uid, cited in self._query(
+                f"SELECT u.id, j.value FROM units u, json_each(u.metadata, '$.source_units') j "
+                f"WHERE u.bank_id=? AND u.network IN (?, ?) AND j.value IN ({marks}) "
+                f"UNION SELECT h.unit_id, j.value FROM opinion_history h, json_each(h.evidence) j "
+                f"WHERE h.bank_id=? AND j.value IN ({marks})",
+                (bank_id, *derived, *part, bank_id, *part),
+            ):
+                out.setdefault(uid, set()).add(cited)
+        return out
 
     def unit_entities(self, bank_id: str, unit_ids: list[str]) -> dict[str, list[EntityRef]]:
         out: dict[str, list[EntityRef]] = {}
