@@ -230,3 +230,25 @@ def test_close_with_an_idle_or_busy_queue_returns_and_rejects_new_events(memdir:
     assert hs.jobs.submit(RetainEvent(bank_id="b", document_id="d", unit_ids=["u"], entity_ids=[])) == 0
     with _engine(memdir, minilm, None) as reopened:
         assert reopened.bank("b").pending() >= 2
+
+
+def test_a_fact_forgotten_while_the_llm_works_is_never_cited(memdir: Path, minilm: Embedder) -> None:
+    engine: list[Hindsight] = []
+    forgotten: list[str] = []
+
+    def forget_a_fact(messages: Sequence[ChatMessage]) -> None:
+        if not forgotten:  # the first regeneration has read its facts; one of them goes now
+            bank = engine[0].bank("b")
+            forgotten.append(bank.units()[0].id)
+            bank.forget(forgotten[0])
+
+    llm = HookedLLM([OBSERVED] * 2, forget_a_fact)
+    with _engine(memdir, minilm, llm) as hs:
+        engine.append(hs)
+        _retain_two_people(hs)
+        bank = hs.bank("b")
+        report = bank.process_pending()
+        assert report.failures == 0 and len(llm.fake.prompts) == 1
+        assert bank.units(Network.OBSERVATION) == [] and bank.pending() == 1  # not written, still queued
+        assert bank.process_pending().observations_regenerated == {} and bank.pending() == 0  # one fact left each
+        assert forgotten[0] not in {u.id for u in bank.units()}
