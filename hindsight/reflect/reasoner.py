@@ -22,7 +22,7 @@ from typing import Any
 
 from hindsight.config import HindsightConfig, ReflectConfig
 from hindsight.embed.base import CachedEmbedder
-from hindsight.errors import InvalidInputError, LLMError
+from hindsight.errors import ContentTooLargeError, InvalidInputError, LLMError
 from hindsight.jobs import RetainEvent
 from hindsight.llm.base import LLM, LLMUsage, StructuredOutputError
 from hindsight.models import BankProfile
@@ -35,6 +35,7 @@ from hindsight.reflect.reinforce import Reinforcer
 from hindsight.reflect.stage import OBSERVE, REINFORCE, is_transient
 from hindsight.reflect.types import PendingReport, ReflectResult, Usage
 from hindsight.reflect.writer import SourcesForgottenError, UnitWriter
+from hindsight.retain.normalize import clean_text, has_visible, strip_private
 from hindsight.retain.pipeline import BankHandle
 from hindsight.store.base import MemoryStore, PendingItem
 
@@ -65,6 +66,7 @@ class Reasoner:
         stop: threading.Event,
     ) -> None:
         self.config = config.reflect
+        self.limits = config.limits
         self.store = store
         self.llm = llm
         self._pending_events = pending_events
@@ -87,9 +89,15 @@ class Reasoner:
         return self.reflector.reflect(bank, profile, query, budget, query_time)
 
     def merge_background(self, profile: BankProfile, snippet: Any) -> tuple[BankProfile, Usage]:
-        """The profile with the snippet merged into its background."""
+        """The profile with the snippet merged into its background. Private spans never reach the model."""
         if not isinstance(snippet, str) or not snippet.strip():
             raise InvalidInputError("merge_background needs a non-empty snippet string")
+        if len(snippet) > self.limits.max_message_chars:
+            raise ContentTooLargeError(f"a snippet of {len(snippet):,} characters exceeds the limit of "
+                                       f"{self.limits.max_message_chars:,} (limits.max_message_chars)")
+        snippet = clean_text(strip_private(snippet))
+        if not has_visible(snippet):
+            raise InvalidInputError("the snippet has no visible text once private spans go")
         merged, usage = merge_background(
             self.llm, profile.name, profile.background, snippet, max_chars=self.config.background_max_chars,
             max_retries=self.max_retries, max_tokens=self.config.answer_max_tokens,
