@@ -105,9 +105,12 @@ class Bank:
 
     def forget(self, unit_id: str | None = None, *, entity: str | None = None) -> ForgetResult:
         """Remove a unit, or with `entity=` (an id, name or alias) every unit that mentions that entity, from the
-        store, both indexes and the graph, and scrub the files; entities no unit mentions any more go too."""
+        store, both indexes and the graph, and scrub the files; entities no unit mentions any more go too, and so
+        do the opinions and observations derived from the units (other opinions lose them as evidence)."""
+        engine = self._engine
         with self._lock:
-            return forget(self._engine.store, self.indexes, unit_id, entity)
+            return forget(engine.store, self.indexes, unit_id, entity, embed=lambda t: engine.embedder.embed(t),
+                          queue=engine._pending_items)
 
     def check(self) -> IntegrityReport:
         """Check that the store is consistent and that both indexes hold exactly the bank's units."""

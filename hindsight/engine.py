@@ -22,10 +22,10 @@ from hindsight.llm.factory import llm_required, make_llm
 from hindsight.llm.usage import MeteredLLM, UsageCounters
 from hindsight.models import BankProfile
 from hindsight.recall.pipeline import RecallPipeline
-from hindsight.reflect.reasoner import Reasoner
+from hindsight.reflect.reasoner import Reasoner, pending_items
 from hindsight.retain.extractor import make_extractor
 from hindsight.retain.pipeline import BankHandle, RetainPipeline
-from hindsight.store.base import MemoryStore
+from hindsight.store.base import MemoryStore, PendingItem
 from hindsight.store.sqlite import SQLiteStore
 
 log = logging.getLogger(__name__)
@@ -63,12 +63,16 @@ class Hindsight:
         self._lock = threading.RLock()
         self._banks: dict[str, Bank] = {}
         self.jobs = JobQueue()
+        self._stopping = threading.Event()  # set by close(): background reasoning stops between items
         reflect = config.reflect
-        if self.llm is not None and (reflect.reinforce_enabled or reflect.observations_enabled):
+        if self.llm is not None and reflect.background and (reflect.reinforce_enabled or reflect.observations_enabled):
             self.jobs.add_hook(self._reason_after_retain)  # opinion reinforcement and observations follow retain
         self.store = store or SQLiteStore(
             self.path / "hindsight.db", config.store.sqlite_cache_mb, config.store.sqlite_mmap_mb
         )
+        # This process holds the directory: claims on queued work were left by one that died or closed.
+        if released := self.store.release_pending():
+            log.info("%s: %d queued background items claimed by an earlier run are queued again", self.path, released)
         self._closed = False
 
     def _acquire_directory_lock(self) -> IO[str]:
@@ -104,7 +108,8 @@ class Hindsight:
             self._check_open()
             if self._pipeline is None:
                 self._pipeline = RetainPipeline(
-                    self.config, self.store, self.embedder, make_extractor(self.config, self.llm), self.jobs
+                    self.config, self.store, self.embedder, make_extractor(self.config, self.llm), self.jobs,
+                    self._pending_items,
                 )
             return self._pipeline
 
@@ -130,11 +135,17 @@ class Hindsight:
             llm = self.require_llm("reflect (like opinions, observations and background merging)")
             if self._reasoner is None:
                 self._reasoner = Reasoner(self.config, self.store, self.embedder, self.recall_pipeline, llm,
-                                          lambda: self.jobs.pending)
+                                          lambda: self.jobs.pending, self._stopping)
             return self._reasoner
 
+    def _pending_items(self, fact_ids: list[str], entity_ids: list[str]) -> list[PendingItem]:
+        """The background reasoning that new facts and touched entities need (nothing without an LLM), queued in
+        the transaction of the retain or forget that calls for it."""
+        return pending_items(self.config.reflect, fact_ids, entity_ids) if self.llm is not None else []
+
     def _reason_after_retain(self, event: RetainEvent) -> None:
-        self.reasoner.on_retain(event, lambda: self._existing_handle(event.bank_id))
+        if not self._stopping.is_set():
+            self.reasoner.on_retain(event, lambda: self._existing_handle(event.bank_id))
 
     def _existing_handle(self, bank_id: str) -> BankHandle | None:
         try:
@@ -191,10 +202,18 @@ class Hindsight:
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
+        """Stop background reasoning after its current item (the rest stays queued for the next run), wait for
+        the hooks of returned retains, then close the banks and the store."""
         with self._lock:
-            if self._closed:
+            if self._closed or self._stopping.is_set():
                 return
-            self.jobs.close()
+            self._stopping.set()
+            reasoner = self._reasoner
+        # Outside the lock: a running hook may need it to finish.
+        if reasoner is not None:
+            reasoner.wait_idle()
+        self.jobs.close()
+        with self._lock:
             for bank in self._banks.values():
                 bank.close()
             self._banks.clear()

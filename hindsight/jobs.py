@@ -12,6 +12,8 @@ from hindsight.llm.usage import bank_scope
 
 log = logging.getLogger(__name__)
 
+_WAIT_LOG_SECONDS = 10.0
+
 
 @dataclass
 class RetainEvent:
@@ -36,15 +38,20 @@ class JobQueue:
         self._queue: queue.Queue[RetainEvent | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._closed = False
 
     def add_hook(self, hook: RetainHook) -> None:
         self.hooks.append(hook)
 
     def submit(self, event: RetainEvent) -> int:
-        """Queue an event if any hook wants it; returns the number of pending events."""
+        """Queue an event if any hook wants it; returns the number of pending events. After close() nothing is
+        queued (the engine is closing; work retain queued in the store stays there)."""
         if not self.hooks:
             return 0
         with self._lock:
+            if self._closed:
+                log.debug("retain event for bank %s after close: no hook runs", event.bank_id)
+                return 0
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="hindsight-jobs", daemon=True)
                 self._thread.start()
@@ -76,8 +83,15 @@ class JobQueue:
         self._queue.join()
 
     def close(self) -> None:
+        """Run the hooks of every event already queued, then stop the worker. Waits as long as a hook runs: the
+        store must not close under it (the engine's own hook returns at once when the engine is closing)."""
         with self._lock:
-            if self._thread is not None:
-                self._queue.put(None)
-                self._thread.join(timeout=30)
-                self._thread = None
+            self._closed = True
+            thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        self._queue.put(None)
+        while thread.is_alive():
+            thread.join(timeout=_WAIT_LOG_SECONDS)
+            if thread.is_alive():
+                log.info("close: waiting for a background retain hook to finish")

@@ -16,6 +16,7 @@ os.environ.setdefault("HINDSIGHT_LLM_BACKEND", "none")
 from hindsight import Hindsight
 from hindsight.config import EmbedderConfig
 from hindsight.embed.base import Embedder
+from tests.crash_harness import Zygote
 
 
 @pytest.fixture(scope="session")
@@ -35,6 +36,13 @@ def hs(memdir: Path, minilm: Embedder) -> Iterator[Hindsight]:
     engine = Hindsight(memdir, embedder=minilm)
     yield engine
     engine.close()
+
+
+@pytest.fixture(scope="session")
+def zygote() -> Iterator[Zygote]:
+    """The kill -9 zygote: it loads the models once for every kill test of the session."""
+    with Zygote() as z:
+        yield z
 
 
 @pytest.fixture(scope="session")

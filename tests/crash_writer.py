@@ -1,9 +1,6 @@
-"""A writer to kill -9: a zygote that loads the models once, then forks one writer per round on request.
-
-Protocol (stdin/stdout lines): the test sends "round N SEED"; the zygote forks a writer and answers "pid P";
-when the writer dies it answers "exited P STATUS". "quit" ends the zygote. The writer retains into bank
-"crash" of MEMDIR in a loop and appends JSON lines to LOGDIR/round-N.log, fsync'ed: {"begin": ...} before
-each operation and {"done": ...} after it returned, so the test knows what must have survived the kill.
+"""A writer to kill -9, forked by tests/crash_zygote.py. It retains into bank "crash" of MEMDIR in a loop and
+appends JSON lines to its log, fsync'ed: {"begin": ...} before each operation and {"done": ...} after it returned,
+so the test knows what must have survived the kill.
 """
 
 from __future__ import annotations
@@ -11,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -97,39 +93,3 @@ def writer(memdir: str, log_path: Path, round_no: int, seed: int, embedder: Any)
             log.write({"begin": "forget", "unit": unit.id, "doc": unit.source.document_id})
             bank.forget(unit.id)
             log.write({"done": "forget", "unit": unit.id})
-
-
-def main() -> None:
-    memdir, logdir = sys.argv[1], Path(sys.argv[2])
-    import torch
-
-    from hindsight.config import EmbedderConfig
-    from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
-    from hindsight.retain.ner import SPACY_MODEL, _load
-
-    # Loaded and warmed up once here. One torch thread: no OpenMP pool exists to be broken by fork().
-    torch.set_num_threads(1)
-    embedder = SentenceTransformerEmbedder(EmbedderConfig())
-    embedder.embed(["Maya went hiking in Denver with Bob."])
-    _load(SPACY_MODEL)("Maya went hiking in Denver with Bob.")
-    print("ready", flush=True)
-    for line in sys.stdin:
-        parts = line.split()
-        if not parts or parts[0] == "quit":
-            return
-        round_no, seed = int(parts[1]), int(parts[2])
-        pid = os.fork()
-        if pid == 0:
-            status = 0
-            try:
-                writer(memdir, logdir / f"round-{round_no}.log", round_no, seed, embedder)
-            except BaseException as exc:  # reported to the test through the log and the exit status
-                Log(logdir / f"round-{round_no}.log").write({"error": f"{type(exc).__name__}: {exc}"})
-                status = 1
-            os._exit(status)
-        print(f"pid {pid}", flush=True)
-        print(f"exited {pid} {os.waitpid(pid, 0)[1]}", flush=True)
-
-
-if __name__ == "__main__":
-    main()

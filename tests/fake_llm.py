@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from hindsight.llm.base import LLM, ChatMessage, LLMResponse, LLMUsage
 
@@ -49,3 +50,18 @@ class FakeScriptedLLM(LLM):
         response.usage = usage
         self.total_usage = self.total_usage + usage
         return response
+
+
+class SwitchLLM(LLM):
+    """An engine's LLM whose script each test case replaces."""
+
+    name = "switch"
+
+    def __init__(self) -> None:
+        self.fake = FakeScriptedLLM([])
+
+    def script(self, *replies: Reply) -> None:
+        self.fake = FakeScriptedLLM(replies)
+
+    def complete(self, messages: Sequence[ChatMessage], **options: Any) -> LLMResponse:
+        return self.fake.complete(messages, **options)

@@ -1,10 +1,10 @@
 """Durability under kill -9: every retain that returned survives, and no document is ever half retained.
 
-A writer process (tests/crash_writer.py) retains, updates, batch-retains and forgets in a loop, logging each
-operation before it starts and after it returns (fsync'ed). It is killed with SIGKILL at random moments, during
-start-up, index replay, commits and index snapshots. After every kill the bank is reopened and must pass
-`check()`, hold exactly the documents that returned (with their links), and hold the operation in flight either
-completely or not at all. HINDSIGHT_FULL_RELIABILITY=1 runs 50 kills; the default is a few.
+A writer process (tests/crash_writer.py, forked by tests/crash_zygote.py) retains, updates, batch-retains and
+forgets in a loop, logging each operation before it starts and after it returns (fsync'ed). It is killed with
+SIGKILL at random moments, during start-up, index replay, commits and index snapshots. After every kill the bank is
+reopened and must pass `check()`, hold exactly the documents that returned (with their links), and hold the
+operation in flight either completely or not at all. HINDSIGHT_FULL_RELIABILITY=1 runs 50 kills; the default is a few.
 """
 
 from __future__ import annotations
@@ -12,9 +12,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,10 +22,10 @@ import pytest
 from hindsight import Hindsight, Message
 from hindsight.bank import Bank
 from hindsight.embed.base import Embedder
+from tests.crash_harness import Zygote, wait_for_first_line
 
 FULL = os.environ.get("HINDSIGHT_FULL_RELIABILITY") == "1"
 ROUNDS = 50 if FULL else 5
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass
@@ -127,60 +124,23 @@ def verify(memdir: Path, entries: list[dict[str, Any]], expected: Expected, mini
                 assert kept & {h.unit.id for h in bank.recall(query, budget=100_000).hits}
 
 
-def wait_for_first_line(path: Path, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and path.stat().st_size > 0:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"the writer logged nothing within {timeout} s")
-
-
 @pytest.mark.slow
-def test_kill_9_never_loses_or_half_retains(tmp_path: Path, minilm: Embedder) -> None:
-    memdir, logdir = tmp_path / "memdir", tmp_path / "logs"
-    logdir.mkdir()
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-        "TOKENIZERS_PARALLELISM": "false",
-        "HF_HUB_OFFLINE": "1",
-    }
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("crash_writer.py")), str(memdir), str(logdir)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
+def test_kill_9_never_loses_or_half_retains(tmp_path: Path, minilm: Embedder, zygote: Zygote) -> None:
+    memdir = tmp_path / "memdir"
     rng = random.Random(int(os.environ.get("HINDSIGHT_RELIABILITY_SEED", "20240506")))
     expected = Expected()
-    try:
-        assert proc.stdout.readline().strip() == "ready"
-        for n in range(ROUNDS):
-            proc.stdin.write(f"round {n} {rng.randrange(2**31)}\n")
-            proc.stdin.flush()
-            pid = int(proc.stdout.readline().split()[1])
-            log = logdir / f"round-{n}.log"
-            if rng.random() < 0.2:
-                time.sleep(rng.uniform(0.0, 1.5))  # start-up: opening, replaying or rebuilding the indexes
-            else:
-                wait_for_first_line(log)
-                time.sleep(rng.uniform(0.0, 3.0))
-            os.kill(pid, signal.SIGKILL)
-            _, dead, status = proc.stdout.readline().split()
-            assert int(dead) == pid
-            entries = read_log(log)
-            assert os.WIFSIGNALED(int(status)), f"the writer stopped by itself: {entries[-1:]}"
-            verify(memdir, entries, expected, minilm)
-    finally:
-        proc.stdin.write("quit\n")
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    for n in range(ROUNDS):
+        log = tmp_path / f"round-{n}.log"
+        pid = zygote.start_round("writer", memdir, log, n, rng.randrange(2**31))
+        if rng.random() < 0.2:
+            time.sleep(rng.uniform(0.0, 1.5))  # start-up: opening, replaying or rebuilding the indexes
+        else:
+            wait_for_first_line(log)
+            time.sleep(rng.uniform(0.0, 3.0))
+        killed = zygote.kill(pid)
+        entries = read_log(log)
+        assert killed, f"the writer stopped by itself: {entries[-1:]}"
+        verify(memdir, entries, expected, minilm)
     assert expected.docs, "nothing was ever retained"
     print(
         f"{ROUNDS} kills, landing in {expected.kills}; {expected.settled_in_flight} interrupted operations had "

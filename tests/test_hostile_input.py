@@ -5,7 +5,7 @@ failure the banks are exactly as before and pass check()."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -28,10 +28,9 @@ from hindsight import (
 from hindsight.bank import Bank
 from hindsight.cli import main as cli_main
 from hindsight.embed.base import Embedder
-from hindsight.llm.base import LLM, ChatMessage, LLMResponse
 from hindsight.recall.types import RecallResult
 from tests.bank_state import BankState, bank_state, seed
-from tests.fake_llm import FakeScriptedLLM
+from tests.fake_llm import SwitchLLM
 
 QT = datetime(2024, 6, 1, 12, tzinfo=timezone.utc)
 MB = 1_000_000
@@ -39,21 +38,6 @@ VALID_FACTS = json.dumps({"facts": [{
     "what": "Zoë moved to 北京 with Владимир", "fact_type": "world", "entities": ["Zoë", "北京", "Владимир"],
     "causal_relations": [],
 }]})  # fmt: skip
-
-
-class SwitchLLM(LLM):
-    """The engine's LLM; each case scripts its replies."""
-
-    name = "switch"
-
-    def __init__(self) -> None:
-        self.fake = FakeScriptedLLM([])
-
-    def script(self, *replies: str | BaseException) -> None:
-        self.fake = FakeScriptedLLM(replies)
-
-    def complete(self, messages: Sequence[ChatMessage], **options: Any) -> LLMResponse:
-        return self.fake.complete(messages, **options)
 
 
 @dataclass

@@ -13,7 +13,9 @@ import pytest
 
 from hindsight import Hindsight
 from hindsight.embed.base import Embedder
+from hindsight.index.fts import Fts5Index
 from hindsight.sample import load_sample
+from hindsight.store.base import IndexedUnit
 from tests.bank_state import copy_memdir
 
 QT = datetime(2024, 7, 10, 12, tzinfo=timezone.utc)
@@ -118,3 +120,31 @@ def test_damaged_index_files_are_rebuilt_and_recall_is_unchanged(
     with Hindsight(memdir, embedder=minilm) as hs:  # and the rebuilt files are sound
         bank = hs.bank("b")
         assert bank.indexes.rebuilt == [] and bank.check().ok
+
+
+def test_a_crash_between_an_index_removal_and_its_additions_replays_both(
+    template: tuple[Path, Answers], tmp_path: Path, minilm: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Updating a document deletes units and adds others in one store transaction; the lexical index applies the
+    two in separate writes. A crash after the removal must not leave the additions out."""
+    memdir = copy_memdir(template[0], tmp_path / "m")
+    crash = RuntimeError("killed between the two index writes")
+
+    def crashing_add(self: Fts5Index, units: list[IndexedUnit], watermark: int) -> None:
+        raise crash
+
+    with Hindsight(memdir, embedder=minilm) as hs:
+        bank = hs.bank("b", create=False)
+        old = bank.units()[0]
+        monkeypatch.setattr(Fts5Index, "add_units", crashing_add)
+        with pytest.raises(RuntimeError) as raised:
+            bank.retain(
+                "Maya repainted the kayak shed in teal.", timestamp="2024-07-01", document_id=old.source.document_id
+            )
+        assert raised.value is crash
+        monkeypatch.undo()
+    with Hindsight(memdir, embedder=minilm) as hs:
+        bank = hs.bank("b", create=False)
+        report = bank.check()
+        assert report.ok, str(report)
+        assert "kayak" in bank.recall("teal kayak shed", query_time=QT).hits[0].unit.text

@@ -105,8 +105,8 @@ def test_reasoning_tables_are_added_to_an_existing_database(tmp_path: Path) -> N
         store.add_pending("b", [PendingItem("observe", "e1"), PendingItem("reinforce", "u1")])
         store.add_pending("b", [PendingItem("observe", "e1")])  # queued once, touched again
         assert store.pending_count("b") == 2
-        assert store.take_pending("b", "observe", datetime(2000, 1, 1, tzinfo=timezone.utc), 10) == []
-        assert store.take_pending("b", "observe", None, 10) == ["e1"]
+        assert store.claim_pending("b", "observe", "run", 10) == ["e1"]
+        store.finish_pending("b", "observe", ["e1"], "run")
         assert store.pending_count("b") == 1
         assert store.opinion_history("b", "u1") == []
         event = OpinionEvent(unit_id="u1", verdict=Verdict.FORMED, confidence=0.4, text="I think so.", at=NOW)

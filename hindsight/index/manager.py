@@ -78,7 +78,8 @@ class BankIndexes:
         adds = [label for label, op in final.items() if op == "add"]
         units = self.store.indexed_units(self.bank_id, adds) if adds else []
         if dels:
-            index.remove(dels, top)
+            # The watermark moves only with the additions: a crash between the two writes replays both.
+            index.remove(dels, index.watermark)
         index.add_units(units, top)
 
     def purge(self) -> None:

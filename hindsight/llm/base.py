@@ -12,7 +12,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from hindsight.errors import LLMError
+from hindsight.errors import LLMError, LLMRequestError
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +103,14 @@ class StructuredOutputError(LLMError):
 
 class ReplyFormatError(ValueError):
     """A reply could not be turned into a validated value; the message is fit for a re-ask."""
+
+
+def as_llm_error(name: str, exc: Exception) -> LLMError:
+    """An untyped backend failure as an LLMError; a timeout or a lost connection is a retryable LLMRequestError."""
+    message = f"{name}: completion failed: {type(exc).__name__}: {exc}"
+    if isinstance(exc, (TimeoutError, ConnectionError)):
+        return LLMRequestError(message, retryable=True)
+    return LLMError(message)
 
 
 def truncate(text: str, limit: int = RAW_TEXT_LIMIT) -> str:
@@ -321,4 +329,4 @@ class LLM(ABC):
         except LLMError:
             raise
         except Exception as exc:  # a backend bug or an unexpected client error: keep it typed
-            raise LLMError(f"{self.name}: completion failed: {type(exc).__name__}: {exc}") from exc
+            raise as_llm_error(self.name, exc) from exc

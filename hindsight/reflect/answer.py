@@ -9,14 +9,25 @@ from typing import Any
 
 from hindsight.config import ReflectConfig
 from hindsight.errors import InvalidInputError, LLMError
-from hindsight.llm.base import LLM, ChatMessage, LLMResponse, LLMUsage, StructuredOutputError
+from hindsight.llm.base import (
+    LLM,
+    ChatMessage,
+    LLMResponse,
+    LLMUsage,
+    StructuredOutputError,
+    as_llm_error,
+    is_refusal,
+)
 from hindsight.models import BankProfile
 from hindsight.recall.pipeline import RecallPipeline
+from hindsight.recall.request import non_negative_int
 from hindsight.recall.types import RecallHit
 from hindsight.reflect.disposition import system_message
 from hindsight.reflect.opinions import OpinionFormer
 from hindsight.reflect.prompts import answer_messages, memory_line, opinion_messages
 from hindsight.reflect.types import ReflectResult, Usage
+from hindsight.reflect.writer import SourcesForgottenError
+from hindsight.retain.normalize import has_visible, safe_text
 from hindsight.retain.pipeline import BankHandle
 
 log = logging.getLogger(__name__)
@@ -31,14 +42,16 @@ def cited_ids(answer: str, hits: Sequence[RecallHit]) -> list[str]:
 
 
 def complete_text(llm: LLM, messages: Sequence[ChatMessage], *, max_tokens: int, temperature: float) -> LLMResponse:
-    """A free-text completion; an empty reply or an untyped backend failure becomes an LLMError."""
+    """A free-text completion, made safe to store and show; an empty reply or an untyped backend failure becomes an
+    LLMError."""
     try:
         response = llm.complete(messages, max_tokens=max_tokens, temperature=temperature)
     except LLMError:
         raise
     except Exception as exc:  # a backend bug or an unexpected client error: keep it typed
-        raise LLMError(f"{llm.name}: completion failed: {type(exc).__name__}: {exc}") from exc
-    if not response.text.strip():
+        raise as_llm_error(llm.name, exc) from exc
+    response.text = safe_text(response.text).strip()
+    if not has_visible(response.text):
         raise LLMError(f"{llm.name}: the answer was empty (finish reason {response.finish_reason})")
     return response
 
@@ -55,26 +68,34 @@ class Reflector:
     def reflect(
         self, bank: BankHandle, profile: BankProfile, query: Any, budget: Any = None, query_time: Any = None
     ) -> ReflectResult:
-        """Raises InvalidInputError for a bad query or budget and LLMError when the answer cannot be generated;
-        a failed opinion extraction is logged and reported in the result, the answer stands."""
+        """Raises InvalidInputError (or ContentTooLargeError) for a bad query, budget or time, before any LLM call,
+        and LLMError when the answer cannot be generated. A failed opinion extraction is logged and reported in the
+        result (`opinion_error`); the answer stands. A refusal is returned as the answer, without opinions."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("reflect needs a non-empty query string")
+        if budget is not None and non_negative_int(budget, "budget") < 1:
+            raise InvalidInputError("reflect needs a budget of at least 1 token: without memories there is no answer")
         recalled = self.recall.recall(bank.indexes, query, budget=self.config.budget if budget is None else budget,
                                       query_time=query_time)
+        if not has_visible(recalled.query):
+            raise InvalidInputError("the query has nothing to ask once private spans and invisible characters go")
         hits = recalled.hits
         identity = system_message(profile)
         memories = [memory_line(i, h.unit, h.text) for i, h in enumerate(hits, start=1)]
         response = complete_text(self.llm, answer_messages(identity, recalled.query, memories, recalled.query_time),
                                  max_tokens=self.config.answer_max_tokens, temperature=self.config.temperature)
         usage = response.usage
-        answer = response.text.strip()
+        answer = response.text
         cited = cited_ids(answer, hits)
         result = ReflectResult(query=recalled.query, answer=answer, evidence=[h.unit for h in hits], cited=cited)
-        if self.config.form_opinions and self.config.max_opinions > 0:
+        if is_refusal(answer):
+            result.opinion_error = "the answer is a refusal: it shows no opinion"
+            log.info("reflect: the model refused to answer; no opinions are formed")
+        elif self.config.form_opinions and self.config.max_opinions > 0:
             usage = usage + self._opinions(bank, identity, result)
         result.usage = Usage.of(usage)
-        log.debug("reflect %r: %d memories, %d cited, %d opinions, usage %s", query[:60], len(hits), len(cited),
-                  len(result.opinions), usage)
+        log.debug("reflect %r: %d memories, %d cited, %d opinions, usage %s", recalled.query[:60], len(hits),
+                  len(cited), len(result.opinions), usage)
         return result
 
     def _opinions(self, bank: BankHandle, identity: str, result: ReflectResult) -> LLMUsage:
@@ -86,5 +107,9 @@ class Reflector:
             result.opinion_error = str(exc)
             log.warning("reflect: opinion extraction failed, the answer is kept without opinions: %s", exc)
             return exc.usage if isinstance(exc, StructuredOutputError) else LLMUsage()
-        result.opinions = self.former.store_opinions(bank, opinions, result.evidence, result.cited)
+        try:
+            result.opinions = self.former.store_opinions(bank, opinions, result.evidence, result.cited)
+        except SourcesForgottenError as exc:
+            result.opinion_error = str(exc)
+            log.warning("reflect: the opinions are not stored, their evidence was forgotten meanwhile: %s", exc)
         return usage

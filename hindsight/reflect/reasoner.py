@@ -1,10 +1,13 @@
 """The reasoning half of the engine for all its banks: reflect, background merging, and the work queued by retain.
 
 Retain queues its new facts (for opinion reinforcement) and touched entities (for observation regeneration) in the
-store's `pending_work` table, so the queue survives a restart. With `reflect.background` the engine's job thread
-works it off once retains have been quiet for `observation_debounce_seconds` (a burst of retains regenerates each
-entity once); `process_pending` works it off now, in the caller's thread. A failed LLM step is logged, counted in
-`failures` and dropped: its opinion or entity is reconsidered when new facts touch it again.
+store's `pending_work` table, in the retain's own transaction, so the queue survives a crash. With
+`reflect.background` the engine's job thread works it off once retains have been quiet for
+`observation_debounce_seconds` (a burst of retains regenerates each entity once); `process_pending` works it off
+now, in the caller's thread. A run claims items and removes them only once they are done: items it did not finish
+(stopped by close, an unreachable LLM, or a crash) go back to the queue. Reinforcement skips facts an opinion has
+already weighed, so redoing an item never counts its evidence twice. A step whose LLM output stays unusable is
+logged, counted in `failures` and dropped: its opinion or entity is reconsidered when new facts touch it again.
 """
 
 from __future__ import annotations
@@ -12,12 +15,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from hindsight.config import HindsightConfig
+from hindsight.config import HindsightConfig, ReflectConfig
 from hindsight.embed.base import CachedEmbedder
-from hindsight.errors import InvalidInputError, LLMError
+from hindsight.errors import ContentTooLargeError, InvalidInputError, LLMError
 from hindsight.jobs import RetainEvent
 from hindsight.llm.base import LLM, LLMUsage, StructuredOutputError
 from hindsight.models import BankProfile
@@ -27,16 +32,24 @@ from hindsight.reflect.background import merge_background
 from hindsight.reflect.observations import ObservationBuilder
 from hindsight.reflect.opinions import OpinionFormer
 from hindsight.reflect.reinforce import Reinforcer
+from hindsight.reflect.stage import OBSERVE, REINFORCE, is_transient
 from hindsight.reflect.types import PendingReport, ReflectResult, Usage
-from hindsight.reflect.writer import UnitWriter
+from hindsight.reflect.writer import SourcesForgottenError, UnitWriter
+from hindsight.retain.normalize import clean_text, has_visible, strip_private
 from hindsight.retain.pipeline import BankHandle
 from hindsight.store.base import MemoryStore, PendingItem
 
 log = logging.getLogger(__name__)
 
-REINFORCE = "reinforce"
-OBSERVE = "observe"
 _POLL_SECONDS = 0.05
+
+
+def pending_items(config: ReflectConfig, fact_ids: list[str], entity_ids: list[str]) -> list[PendingItem]:
+    """The background work to queue: facts to weigh against opinions, entities whose observations to regenerate."""
+    items = [PendingItem(REINFORCE, u) for u in fact_ids] if config.reinforce_enabled else []
+    if config.observations_enabled:
+        items += [PendingItem(OBSERVE, e) for e in entity_ids]
+    return items
 
 
 class Reasoner:
@@ -50,8 +63,10 @@ class Reasoner:
         recall: RecallPipeline,
         llm: LLM,
         pending_events: Callable[[], int],
+        stop: threading.Event,
     ) -> None:
         self.config = config.reflect
+        self.limits = config.limits
         self.store = store
         self.llm = llm
         self._pending_events = pending_events
@@ -64,6 +79,9 @@ class Reasoner:
         self.failures = 0
         self._locks: dict[str, threading.Lock] = {}
         self._locks_lock = threading.Lock()
+        self._stop = stop  # set by close(): runs stop between items, leaving the rest queued
+        self._runs = 0
+        self._idle = threading.Condition()
 
     def reflect(
         self, bank: BankHandle, profile: BankProfile, query: Any, budget: Any = None, query_time: Any = None
@@ -71,9 +89,15 @@ class Reasoner:
         return self.reflector.reflect(bank, profile, query, budget, query_time)
 
     def merge_background(self, profile: BankProfile, snippet: Any) -> tuple[BankProfile, Usage]:
-        """The profile with the snippet merged into its background."""
+        """The profile with the snippet merged into its background. Private spans never reach the model."""
         if not isinstance(snippet, str) or not snippet.strip():
             raise InvalidInputError("merge_background needs a non-empty snippet string")
+        if len(snippet) > self.limits.max_message_chars:
+            raise ContentTooLargeError(f"a snippet of {len(snippet):,} characters exceeds the limit of "
+                                       f"{self.limits.max_message_chars:,} (limits.max_message_chars)")
+        snippet = clean_text(strip_private(snippet))
+        if not has_visible(snippet):
+            raise InvalidInputError("the snippet has no visible text once private spans go")
         merged, usage = merge_background(
             self.llm, profile.name, profile.background, snippet, max_chars=self.config.background_max_chars,
             max_retries=self.max_retries, max_tokens=self.config.answer_max_tokens,
@@ -81,58 +105,101 @@ class Reasoner:
         return profile.model_copy(update={"background": merged}), Usage.of(usage)
 
     # -- the queue ---------------------------------------------------------------------------
-    def enqueue(self, event: RetainEvent) -> int:
-        """Queue what a retain changed; returns the number of items queued."""
-        items = [PendingItem(REINFORCE, u) for u in event.unit_ids] if self.config.reinforce_enabled else []
-        if self.config.observations_enabled:
-            items += [PendingItem(OBSERVE, e) for e in event.entity_ids]
-        if items:
-            self.store.add_pending(event.bank_id, items)
-        return len(items)
-
     def on_retain(self, event: RetainEvent, handle: Callable[[], BankHandle | None]) -> None:
-        """The retain hook: queue, then (in background mode) work the queue off once retains are quiet."""
-        if not self.enqueue(event) or not self.config.background:
+        """The background hook: once retains are quiet, work off the queue (retain has already queued the work)."""
+        if not pending_items(self.config, event.unit_ids, event.entity_ids):
             return
         deadline = time.monotonic() + self.config.observation_debounce_seconds
-        while True:
+        while not self._stop.is_set():
             if self._pending_events() > 1:
                 return  # a later retain event is queued behind this one; its hook does the work
             if time.monotonic() >= deadline:
                 break
             time.sleep(_POLL_SECONDS)
+        if self._stop.is_set():
+            return
         bank = handle()
         if bank is not None:
             report = self.process_pending(bank)
-            log.debug("bank %s: background reasoning: %d opinions updated, %d entities observed, %d failures",
-                      bank.bank_id, len(report.reinforced), len(report.observations_regenerated), report.failures)
+            log.debug("bank %s: background reasoning: %d opinions updated, %d entities observed, %d failures%s",
+                      bank.bank_id, len(report.reinforced), len(report.observations_regenerated), report.failures,
+                      ", interrupted" if report.interrupted else "")
 
     def process_pending(self, bank: BankHandle) -> PendingReport:
-        """Work off everything queued for the bank: reinforcement first, then observations."""
+        """Work off everything queued for the bank: reinforcement first, then observations. Stops early (the rest
+        stays queued, `interrupted` is set) when the engine closes or the LLM cannot be reached."""
         report = PendingReport()
-        usage = LLMUsage()
-        with self._lock(bank.bank_id):
-            while ids := self.store.take_pending(bank.bank_id, REINFORCE, None, self.config.batch_size):
-                outcome = self.reinforcer.process(bank, ids)
-                report.reinforced += outcome.changes
-                report.failures += outcome.failures
-                usage = usage + outcome.usage
-            while entity_ids := self.store.take_pending(bank.bank_id, OBSERVE, None, self.config.batch_size):
-                for entity_id in entity_ids:
-                    try:
-                        result = self.observer.regenerate(bank, entity_id)
-                    except LLMError as exc:
-                        usage = usage + (exc.usage if isinstance(exc, StructuredOutputError) else LLMUsage())
-                        report.failures += 1
-                        log.warning("bank %s: observations of entity %s failed, the old ones are kept: %s",
-                                    bank.bank_id, entity_id, exc)
-                        continue
-                    usage = usage + result.usage
+        claim = uuid.uuid4().hex
+        with self._running(), self._lock(bank.bank_id):
+            try:
+                self._reinforce(bank, claim, report)
+                self._observe(bank, claim, report)
+            except LLMError as exc:  # only transient ones get here
+                report.failures += 1
+                report.interrupted = True
+                log.warning("bank %s: background reasoning stopped, the LLM is unavailable; what is left stays "
+                            "queued: %s", bank.bank_id, exc)
+            finally:
+                self.store.release_pending(claim)
+            report.interrupted = report.interrupted or self._stop.is_set()
+        self.failures += report.failures
+        return report
+
+    def _reinforce(self, bank: BankHandle, claim: str, report: PendingReport) -> None:
+        while not self._stop.is_set():
+            ids = self.store.claim_pending(bank.bank_id, REINFORCE, claim, self.config.batch_size)
+            if not ids:
+                return
+            outcome = self.reinforcer.process(bank, ids, self._stop.is_set)
+            report.reinforced += outcome.changes
+            report.failures += outcome.failures
+            report.add_usage(outcome.usage)
+            if outcome.error is not None:
+                raise outcome.error
+            if outcome.complete:
+                self.store.finish_pending(bank.bank_id, REINFORCE, ids, claim)
+
+    def _observe(self, bank: BankHandle, claim: str, report: PendingReport) -> None:
+        while not self._stop.is_set():
+            entity_ids = self.store.claim_pending(bank.bank_id, OBSERVE, claim, self.config.batch_size)
+            if not entity_ids:
+                return
+            for entity_id in entity_ids:
+                if self._stop.is_set():
+                    return
+                try:
+                    result = self.observer.regenerate(bank, entity_id)
+                except SourcesForgottenError as exc:  # left claimed: the next run regenerates without them
+                    log.info("bank %s: observations of entity %s not stored: %s", bank.bank_id, entity_id, exc)
+                    continue
+                except LLMError as exc:
+                    report.add_usage(exc.usage if isinstance(exc, StructuredOutputError) else LLMUsage())
+                    if is_transient(exc):
+                        raise
+                    report.failures += 1
+                    log.warning("bank %s: observations of entity %s failed, the old ones are kept: %s",
+                                bank.bank_id, entity_id, exc)
+                else:
+                    report.add_usage(result.usage)
                     if result.units or result.removed:
                         report.observations_regenerated[entity_id] = [u.id for u in result.units]
-        self.failures += report.failures
-        report.usage = Usage.of(usage)
-        return report
+                self.store.finish_pending(bank.bank_id, OBSERVE, [entity_id], claim)
+
+    @contextmanager
+    def _running(self) -> Iterator[None]:
+        with self._idle:
+            self._runs += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._runs -= 1
+                self._idle.notify_all()
+
+    def wait_idle(self) -> None:
+        """Block until no run is working (after the stop event is set, each one stops after its current item)."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._runs == 0)
 
     def _lock(self, bank_id: str) -> threading.Lock:
         with self._locks_lock:

@@ -3,13 +3,14 @@
 Candidates of a new fact are the opinions that share an entity with it or whose embedding is close to it
 (cosine > reinforce_cosine). Each candidate opinion is assessed once against all of its new facts; the verdict
 moves its confidence by the update rule, a contradiction may also revise its text, and every change is recorded
-in the opinion's history with the facts as evidence.
+in the opinion's history with the facts as evidence. A fact already in an opinion's history (its formation evidence,
+or an earlier assessment that a crash or close kept from being marked done) is not weighed again.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -19,9 +20,9 @@ from hindsight.models import MemoryUnit, Network
 from hindsight.reflect.opinions import OpinionVectors, updated_confidence
 from hindsight.reflect.prompts import assess_messages
 from hindsight.reflect.schemas import AssessmentOut
-from hindsight.reflect.stage import Stage
+from hindsight.reflect.stage import Stage, is_transient
 from hindsight.reflect.types import OpinionChange, OpinionEvent, Verdict
-from hindsight.reflect.writer import Revision
+from hindsight.reflect.writer import Revision, SourcesForgottenError
 from hindsight.retain.pipeline import BankHandle
 from hindsight.store.base import UnitUpdate
 
@@ -37,6 +38,8 @@ class ReinforceOutcome:
     changes: list[OpinionChange] = field(default_factory=list)
     usage: LLMUsage = field(default_factory=LLMUsage)
     failures: int = 0
+    complete: bool = True  # every candidate was assessed (or failed for good)
+    error: LLMError | None = None  # the transient failure (timeout, lost connection) that stopped the batch
 
 
 class Reinforcer(Stage):
@@ -61,17 +64,29 @@ class Reinforcer(Stage):
                     facts_of.append(fact)
         return out
 
-    def process(self, bank: BankHandle, fact_ids: Sequence[str]) -> ReinforceOutcome:
-        """Assess every candidate opinion of the new facts; one transaction per changed opinion."""
+    def process(self, bank: BankHandle, fact_ids: Sequence[str], should_stop: Callable[[], bool]) -> ReinforceOutcome:
+        """Assess every candidate opinion of the new facts; one transaction per changed opinion. Stops before the
+        next opinion when `should_stop()` or on a transient LLM failure (`complete` is then False)."""
         outcome = ReinforceOutcome()
         facts = [u for u in self.store.get_units(bank.bank_id, list(fact_ids)) if u.network in FACT_NETWORKS]
         for opinion_id, evidence in self.candidates(bank.bank_id, facts).items():
+            if should_stop():
+                outcome.complete = False
+                return outcome
+            weighed = {i for e in self.store.opinion_history(bank.bank_id, opinion_id) for i in e.evidence}
             found = self.store.get_units(bank.bank_id, [opinion_id])
-            if not found:
-                continue  # forgotten meanwhile
+            evidence = [f for f in evidence if f.id not in weighed]
+            if not found or not evidence:
+                continue  # forgotten meanwhile, or these facts were already weighed
             try:
                 change = self._assess(bank, found[0], evidence, outcome)
+            except SourcesForgottenError as exc:
+                log.info("bank %s: opinion %s not updated: %s", bank.bank_id, opinion_id, exc)
+                continue
             except LLMError as exc:
+                if is_transient(exc):
+                    outcome.complete, outcome.error = False, exc
+                    return outcome
                 outcome.failures += 1
                 log.warning("bank %s: assessing opinion %s against facts %s failed, skipped: %s", bank.bank_id,
                             opinion_id, [f.id for f in evidence], exc)

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from hindsight.reflect.types import Verdict
+from hindsight.retain.normalize import clean_text
 
 _VERDICT_ALIASES = {
     "reinforces": "reinforce", "supports": "reinforce", "support": "reinforce", "strengthen": "reinforce",
@@ -43,6 +44,16 @@ def _names(value: Any) -> Any:
 
 class _Lenient(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        """Model output is untrusted: no control characters or lone surrogates, before length checks apply."""
+        if isinstance(value, str):
+            return clean_text(value)
+        if isinstance(value, list):
+            return [clean_text(v) if isinstance(v, str) else v for v in value]
+        return value
 
 
 class OpinionOut(_Lenient):

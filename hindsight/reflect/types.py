@@ -76,4 +76,12 @@ class PendingReport(BaseModel):
     reinforced: list[OpinionChange] = Field(default_factory=list)
     observations_regenerated: dict[str, list[str]] = Field(default_factory=dict)  # entity id -> observation ids
     failures: int = 0
+    interrupted: bool = False  # stopped early (close, or the LLM unreachable): what is left stays queued
     usage: Usage = Field(default_factory=Usage)
+
+    def add_usage(self, usage: LLMUsage) -> None:
+        self.usage = Usage(
+            prompt_tokens=self.usage.prompt_tokens + usage.prompt_tokens,
+            completion_tokens=self.usage.completion_tokens + usage.completion_tokens,
+            calls=self.usage.calls + usage.calls,
+        )

@@ -18,11 +18,17 @@ import numpy as np
 
 from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder
+from hindsight.errors import HindsightError
 from hindsight.models import CausalKind, ExtractedFact, MemoryUnit, Network, Source
 from hindsight.reflect.types import OpinionEvent
 from hindsight.retain.links import CausalTarget, LinkBuilder, LinkInput
 from hindsight.retain.pipeline import BankHandle, unit_hash
 from hindsight.store.base import MemoryStore, NewUnit, UnitUpdate, WriteBatch
+
+
+class SourcesForgottenError(HindsightError):
+    """A unit that derived memory would cite was forgotten while it was being derived; nothing was written."""
+
 
 OPINIONS_DOCUMENT = "_opinions"
 OBSERVATIONS_DOCUMENT = "_observations:"  # + entity id
@@ -85,6 +91,7 @@ class UnitWriter:
             for i, r in enumerate(revisions)
         ]
         with bank.lock:
+            self._check_sources(bank.bank_id, add, events)
             new_units: list[NewUnit] = []
             inputs: list[LinkInput] = []
             for i, (d, f) in enumerate(zip(add, facts, strict=True)):
@@ -106,6 +113,15 @@ class UnitWriter:
             self.store.apply(bank.bank_id, batch)
             bank.indexes.sync()
         return [n.unit for n in new_units]
+
+    def _check_sources(self, bank_id: str, add: Sequence[DerivedUnit], events: Sequence[OpinionEvent]) -> None:
+        """Under the bank's lock: a forget that ran while the LLM worked must not be undone by citing its units."""
+        cited = {s.id for d in add for s in d.sources} | {i for e in events for i in e.evidence}
+        if not cited:
+            return
+        missing = cited - {u.id for u in self.store.get_units(bank_id, sorted(cited))}
+        if missing:
+            raise SourcesForgottenError(f"bank {bank_id}: {len(missing)} source units were forgotten meanwhile")
 
     @staticmethod
     def _fact(d: DerivedUnit, now: datetime) -> ExtractedFact:

@@ -55,11 +55,14 @@ def has_visible(text: str) -> bool:
     return _VISIBLE.search(text) is not None
 
 
+def safe_text(text: str) -> str:
+    """Text without control characters (but tabs and line breaks) or lone surrogates, which storage cannot hold."""
+    return _CONTROL.sub(" ", text).encode("utf-8", "replace").decode("utf-8")
+
+
 def clean_text(text: str) -> str:
     """Make text safe to store: no control characters or lone surrogates; whitespace runs collapsed."""
-    text = _CONTROL.sub(" ", text)
-    text = text.encode("utf-8", "replace").decode("utf-8")
-    return " ".join(text.split())
+    return " ".join(safe_text(text).split())
 
 
 def _clean_name(name: str | None) -> str | None:

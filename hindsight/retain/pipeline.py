@@ -6,6 +6,7 @@ import hashlib
 import logging
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -23,7 +24,7 @@ from hindsight.retain.links import CausalTarget, LinkBuilder, LinkInput
 from hindsight.retain.normalize import content_hash, normalize
 from hindsight.retain.resolve import resolve_entities
 from hindsight.retain.temporal import format_date
-from hindsight.store.base import DocumentRecord, MemoryStore, NewUnit, WriteBatch
+from hindsight.store.base import DocumentRecord, MemoryStore, NewUnit, PendingItem, WriteBatch
 
 log = logging.getLogger(__name__)
 
@@ -94,12 +95,14 @@ class RetainPipeline:
         embedder: CachedEmbedder,
         extractor: Extractor,
         jobs: JobQueue,
+        queue: Callable[[list[str], list[str]], list[PendingItem]] = lambda facts, entities: [],
     ) -> None:
         self.config = config
         self.store = store
         self.embedder = embedder
         self.extractor = extractor
         self.jobs = jobs
+        self.queue = queue  # (new facts, touched entities) -> the background work committed with the retain
         self.resolver = EntityResolver(config.entities)
         self.links = LinkBuilder(store, config.links)
 
@@ -183,19 +186,21 @@ class RetainPipeline:
                     causal=[CausalTarget(unit_ids[r.target_index], r.kind, r.strength)
                             for r in f.causal if r.target_index < len(unit_ids)],
                 ))
+            event = RetainEvent(
+                bank_id=bank.bank_id, document_id=doc.document_id, unit_ids=[n.unit.id for n in new_units],
+                entity_ids=[w.entity.id for w in resolved.writes], removed_unit_ids=removed,
+            )
             batch = WriteBatch(
                 document=DocumentRecord(doc.document_id, p.digest, doc.context, now),
                 add_units=new_units, delete_unit_ids=removed, entities=resolved.writes,
                 links=self.links.build(bank.bank_id, link_inputs, bank.indexes),
+                pending=self.queue(event.unit_ids, event.entity_ids),
             )
             self.store.apply(bank.bank_id, batch)
             bank.indexes.sync()
         units = [u.unit for u in new_units]
         by_id = {u.id: u for u in [*kept.values(), *units]}
-        pending = self.jobs.submit(RetainEvent(
-            bank_id=bank.bank_id, document_id=doc.document_id, unit_ids=[u.id for u in units],
-            entity_ids=[w.entity.id for w in resolved.writes], removed_unit_ids=removed,
-        ))
+        pending = self.jobs.submit(event)
         log.debug("retained %s into %s: %d new, %d kept, %d removed", doc.document_id, bank.bank_id,
                   len(units), len(kept), len(removed))
         return RetainResult(

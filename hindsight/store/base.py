@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
+from typing import Any
 
 import numpy as np
 
@@ -55,6 +57,7 @@ class UnitUpdate:
     embed_text: str | None = None
     embed_hash: str | None = None
     embedding: np.ndarray | None = None
+    metadata: dict[str, Any] | None = None  # replaces the unit's metadata
 
 
 @dataclass
@@ -68,6 +71,8 @@ class WriteBatch:
     links: list[Link] = field(default_factory=list)
     update_units: list[UnitUpdate] = field(default_factory=list)
     opinion_events: list[OpinionEvent] = field(default_factory=list)
+    pending: list[PendingItem] = field(default_factory=list)  # background work queued in the same transaction
+    history_replaced: list[str] = field(default_factory=list)  # opinions whose history `opinion_events` replace
 
 
 @dataclass(frozen=True)
@@ -274,14 +279,25 @@ class MemoryStore(ABC):
     def units_of_entities(self, bank_id: str, entity_ids: list[str], networks: set[Network], limit: int) -> list[str]:
         """Ids of units in `networks` mentioning any of the entities, newest first, at most `limit`."""
     @abstractmethod
+    def citing_units(self, bank_id: str, unit_ids: Sequence[str]) -> dict[str, set[str]]:
+        """Opinions and observations that cite any of `unit_ids` as a source or as evidence in their history:
+        derived unit id -> the cited ids among `unit_ids`."""
+    @abstractmethod
     def unit_entities(self, bank_id: str, unit_ids: list[str]) -> dict[str, list[EntityRef]]:
         """The canonical entities each unit mentions, by unit id (units without entities are left out)."""
     @abstractmethod
     def add_pending(self, bank_id: str, items: list[PendingItem]) -> None:
-        """Queue work; an item already queued keeps its place but counts as touched now (debounce)."""
+        """Queue work; an item already queued keeps its place (debounce), and one a worker has claimed is marked
+        to be run again once that worker finishes it."""
     @abstractmethod
-    def take_pending(self, bank_id: str, kind: str, touched_before: datetime | None, limit: int) -> list[str]:
-        """Remove and return up to `limit` keys of `kind`, oldest first, untouched since `touched_before`."""
+    def claim_pending(self, bank_id: str, kind: str, claim: str, limit: int) -> list[str]:
+        """Up to `limit` unclaimed keys of `kind`, oldest first, now held by the worker run `claim`."""
+    @abstractmethod
+    def finish_pending(self, bank_id: str, kind: str, keys: Sequence[str], claim: str) -> None:
+        """Remove done keys held by `claim`; a key queued again while it was held goes back to the queue."""
+    @abstractmethod
+    def release_pending(self, claim: str | None = None) -> int:
+        """Put the keys `claim` holds (every claim, of every bank, when None) back in the queue; returns how many."""
     @abstractmethod
     def pending_count(self, bank_id: str) -> int: ...
 

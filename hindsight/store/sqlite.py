@@ -36,7 +36,7 @@ from hindsight.store.base import (
 from hindsight.store.sqlite_graph import GraphQueries
 from hindsight.store.sqlite_integrity import IntegrityQueries
 from hindsight.store.sqlite_reasoning import ReasoningQueries
-from hindsight.store.sqlite_schema import REASONING_SCHEMA, SCHEMA, SCHEMA_VERSION
+from hindsight.store.sqlite_schema import REASONING_SCHEMA, SCHEMA, SCHEMA_VERSION, add_columns
 from hindsight.store.sqlite_util import chunks as _chunks
 from hindsight.store.sqlite_util import dt as _dt
 from hindsight.store.sqlite_util import filter_sql as _filter_sql
@@ -68,6 +68,7 @@ class SQLiteStore(GraphQueries, IntegrityQueries, ReasoningQueries, MemoryStore)
         self._writer = self._connect()
         with self._write_lock:
             self._writer.executescript(SCHEMA + REASONING_SCHEMA)
+            add_columns(self._writer)
             row = self._writer.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if row is None:
                 self._writer.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
@@ -163,7 +164,8 @@ class SQLiteStore(GraphQueries, IntegrityQueries, ReasoningQueries, MemoryStore)
             if c.execute("SELECT 1 FROM banks WHERE id=?", (bank_id,)).fetchone() is None:
                 raise BankNotFoundError(f"no bank {bank_id!r}")  # e.g. deleted while a retain was running
             entities, documents = self._delete_units(c, bank_id, batch.delete_unit_ids)
-            self._forget_history(c, bank_id, batch.delete_unit_ids)
+            self._forget_history(c, bank_id, [*batch.delete_unit_ids, *batch.history_replaced])
+            self._forget_pending(c, bank_id, batch.delete_unit_ids)
             self._write_entities(c, bank_id, batch)
             labels = self._insert_units(c, bank_id, batch)
             self._insert_links(c, bank_id, batch.links, labels)
@@ -178,6 +180,7 @@ class SQLiteStore(GraphQueries, IntegrityQueries, ReasoningQueries, MemoryStore)
                     (bank_id, d.document_id, d.content_hash, d.context, _ts(d.updated_at)),
                 )
                 documents.discard(d.document_id)
+            self._queue_pending(c, bank_id, batch.pending)
             # Only now, after the batch's new units took their entities, is it known which are orphans.
             self._drop_orphans(c, bank_id, entities, documents)
             row = c.execute("SELECT max(seq) FROM changes WHERE bank_id=?", (bank_id,)).fetchone()
@@ -282,6 +285,7 @@ class SQLiteStore(GraphQueries, IntegrityQueries, ReasoningQueries, MemoryStore)
             if c.execute("SELECT 1 FROM unit_entities WHERE entity_id=? LIMIT 1", (eid,)).fetchone() is None:
                 for table, col in (("entity_aliases", "entity_id"), ("entity_keys", "entity_id"), ("entities", "id")):
                     c.execute(f"DELETE FROM {table} WHERE {col}=?", (eid,))
+                self._forget_pending(c, bank_id, [eid])
         # So is a document none of whose units is left (its row holds its context).
         for doc in documents:
             left = c.execute("SELECT 1 FROM units WHERE bank_id=? AND document_id=? LIMIT 1", (bank_id, doc))

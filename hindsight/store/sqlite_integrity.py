@@ -52,8 +52,9 @@ _CHECKS: list[tuple[ProblemKind, str, str]] = [
     (
         ProblemKind.UNIT_WITHOUT_DOCUMENT,
         "units whose document row is missing",
+        # Opinions and observations come from units, not from a retained document: they have none.
         "SELECT u.id FROM units u LEFT JOIN documents d ON d.bank_id=u.bank_id AND d.id=u.document_id "
-        "WHERE u.bank_id=?1 AND d.id IS NULL",
+        "WHERE u.bank_id=?1 AND d.id IS NULL AND u.network NOT IN ('opinion', 'observation')",
     ),
 ]
 

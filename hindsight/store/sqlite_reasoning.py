@@ -37,6 +37,8 @@ class ReasoningQueries:
                 continue  # forgotten meanwhile: nothing to update
             if u.confidence is not None:
                 c.execute("UPDATE units SET confidence=? WHERE label=?", (u.confidence, row[0]))
+            if u.metadata is not None:
+                c.execute("UPDATE units SET metadata=? WHERE label=?", (json.dumps(u.metadata), row[0]))
             if u.text is not None and u.embedding is not None:
                 c.execute(
                     "UPDATE units SET text=?, embed_text=?, embed_hash=?, embedding=? WHERE label=?",
@@ -83,6 +85,21 @@ class ReasoningQueries:
         )
         return [r[1] for r in rows]
 
+    def citing_units(self, bank_id: str, unit_ids: Sequence[str]) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        derived = (Network.OPINION.value, Network.OBSERVATION.value)
+        for part in _chunks(list(unit_ids)):
+            marks = _marks(len(part))
+            for uid, cited in self._query(
+                f"SELECT u.id, j.value FROM units u, json_each(u.metadata, '$.source_units') j "
+                f"WHERE u.bank_id=? AND u.network IN (?, ?) AND j.value IN ({marks}) "
+                f"UNION SELECT h.unit_id, j.value FROM opinion_history h, json_each(h.evidence) j "
+                f"WHERE h.bank_id=? AND j.value IN ({marks})",
+                (bank_id, *derived, *part, bank_id, *part),
+            ):
+                out.setdefault(uid, set()).add(cited)
+        return out
+
     def unit_entities(self, bank_id: str, unit_ids: list[str]) -> dict[str, list[EntityRef]]:
         out: dict[str, list[EntityRef]] = {}
         for part in _chunks(unit_ids):
@@ -94,25 +111,52 @@ class ReasoningQueries:
                 out.setdefault(uid, []).append(EntityRef(eid, name, label))
         return out
 
-    def add_pending(self, bank_id: str, items: list[PendingItem]) -> None:
+    @staticmethod
+    def _queue_pending(c: sqlite3.Connection, bank_id: str, items: Sequence[PendingItem]) -> None:
+        # An item already queued keeps its place; one a worker holds is marked to run again after it.
         now = time.time()
-        with self._tx() as c:
-            c.executemany(
-                "INSERT INTO pending_work(bank_id, kind, key, queued_at, touched_at) VALUES(?,?,?,?,?) "
-                "ON CONFLICT(bank_id, kind, key) DO UPDATE SET touched_at=excluded.touched_at",
-                [(bank_id, i.kind, i.key, now, now) for i in items],
-            )
+        c.executemany(
+            "INSERT INTO pending_work(bank_id, kind, key, queued_at, touched_at) VALUES(?,?,?,?,?) "
+            "ON CONFLICT(bank_id, kind, key) DO UPDATE SET touched_at=excluded.touched_at, "
+            "requeued=(claim IS NOT NULL)",
+            [(bank_id, i.kind, i.key, now, now) for i in items],
+        )
 
-    def take_pending(self, bank_id: str, kind: str, touched_before: datetime | None, limit: int) -> list[str]:
-        cutoff = touched_before.timestamp() if touched_before is not None else float("inf")
+    @staticmethod
+    def _forget_pending(c: sqlite3.Connection, bank_id: str, keys: Sequence[str]) -> None:
+        """Drop queued work about deleted units or entities (their ids are the keys)."""
+        for part in _chunks(keys):
+            c.execute(f"DELETE FROM pending_work WHERE bank_id=? AND key IN ({_marks(len(part))})", (bank_id, *part))
+
+    def add_pending(self, bank_id: str, items: list[PendingItem]) -> None:
+        with self._tx() as c:
+            self._queue_pending(c, bank_id, items)
+
+    def claim_pending(self, bank_id: str, kind: str, claim: str, limit: int) -> list[str]:
         with self._tx() as c:
             keys = [r[0] for r in c.execute(
-                "SELECT key FROM pending_work WHERE bank_id=? AND kind=? AND touched_at<=? ORDER BY queued_at, key "
-                "LIMIT ?", (bank_id, kind, cutoff, limit))]
+                "SELECT key FROM pending_work WHERE bank_id=? AND kind=? AND claim IS NULL ORDER BY queued_at, key "
+                "LIMIT ?", (bank_id, kind, limit))]
             for part in _chunks(keys):
-                c.execute(f"DELETE FROM pending_work WHERE bank_id=? AND kind=? AND key IN ({_marks(len(part))})",
-                          (bank_id, kind, *part))
+                c.execute(f"UPDATE pending_work SET claim=?, requeued=0 WHERE bank_id=? AND kind=? "
+                          f"AND key IN ({_marks(len(part))})", (claim, bank_id, kind, *part))
         return keys
+
+    def finish_pending(self, bank_id: str, kind: str, keys: Sequence[str], claim: str) -> None:
+        with self._tx() as c:
+            for part in _chunks(keys):
+                where = f"bank_id=? AND kind=? AND claim=? AND key IN ({_marks(len(part))})"
+                params = (bank_id, kind, claim, *part)
+                c.execute(f"DELETE FROM pending_work WHERE {where} AND requeued=0", params)
+                c.execute(f"UPDATE pending_work SET claim=NULL, requeued=0 WHERE {where}", params)
+
+    def release_pending(self, claim: str | None = None) -> int:
+        with self._tx() as c:
+            if claim is None:
+                cur = c.execute("UPDATE pending_work SET claim=NULL, requeued=0 WHERE claim IS NOT NULL")
+            else:
+                cur = c.execute("UPDATE pending_work SET claim=NULL, requeued=0 WHERE claim=?", (claim,))
+            return cur.rowcount
 
     def pending_count(self, bank_id: str) -> int:
         return int(self._query("SELECT count(*) FROM pending_work WHERE bank_id=?", (bank_id,))[0][0])

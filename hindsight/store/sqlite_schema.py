@@ -1,5 +1,7 @@
 """DDL of the SQLite store. Labels (integer unit keys) are what the derived indexes store."""
 
+import sqlite3
+
 SCHEMA_VERSION = "1"
 
 SCHEMA = """
@@ -67,5 +69,19 @@ CREATE TABLE IF NOT EXISTS opinion_history(
 CREATE INDEX IF NOT EXISTS opinion_history_unit ON opinion_history(bank_id, unit_id, seq);
 CREATE TABLE IF NOT EXISTS pending_work(
     bank_id TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, queued_at REAL NOT NULL, touched_at REAL NOT NULL,
+    claim TEXT, requeued INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY(bank_id, kind, key)) WITHOUT ROWID;
 """
+
+# Columns added to existing tables after they shipped: (table, column, definition).
+ADDED_COLUMNS = [
+    ("pending_work", "claim", "TEXT"),  # the worker run that holds the item; NULL: queued
+    ("pending_work", "requeued", "INTEGER NOT NULL DEFAULT 0"),  # queued again while claimed: run it again
+]
+
+
+def add_columns(conn: sqlite3.Connection) -> None:
+    """Add the ADDED_COLUMNS a file written by an older hindsight lacks (CREATE IF NOT EXISTS keeps old tables)."""
+    for table, column, definition in ADDED_COLUMNS:
+        if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")

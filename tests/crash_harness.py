@@ -1,0 +1,75 @@
+"""The test side of the kill -9 zygote (tests/crash_zygote.py): start it, fork a worker per round, kill it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def wait_for_first_line(path: Path, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.stat().st_size > 0:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the worker logged nothing within {timeout} s")
+
+
+class Zygote:
+    """The zygote process, started once per test session (fixture `zygote`); each round forks one worker."""
+
+    def __init__(self) -> None:
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            "TOKENIZERS_PARALLELISM": "false",
+            "HF_HUB_OFFLINE": "1",
+        }
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("crash_zygote.py"))],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+
+    def __enter__(self) -> Zygote:
+        assert self._line().strip() == "ready"
+        return self
+
+    def _line(self) -> str:
+        assert self.proc.stdout is not None
+        return self.proc.stdout.readline()
+
+    def _send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def start_round(self, worker: str, memdir: Path, log: Path, n: int, seed: int) -> int:
+        """Fork `worker` for round `n`, logging to `log`; returns its pid."""
+        self._send(f"round {worker} {memdir} {log} {n} {seed}")
+        return int(self._line().split()[1])
+
+    def kill(self, pid: int) -> bool:
+        """SIGKILL the worker and wait for it; True when the kill (not the worker itself) ended it."""
+        os.kill(pid, signal.SIGKILL)
+        _, dead, status = self._line().split()
+        assert int(dead) == pid
+        return os.WIFSIGNALED(int(status))
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        assert self.proc.stdin is not None
+        self._send("quit")
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
