@@ -9,6 +9,7 @@ from enum import Enum
 
 import numpy as np
 
+from hindsight.llm.base import LLMUsage
 from hindsight.models import BankProfile, BankStats, Entity, EntityAlias, Link, LinkType, MemoryUnit, Network
 from hindsight.reflect.types import OpinionEvent
 from hindsight.retain.entities import EntityCandidate
@@ -284,6 +285,14 @@ class MemoryStore(ABC):
         """Remove and return up to `limit` keys of `kind`, oldest first, untouched since `touched_before`."""
     @abstractmethod
     def pending_count(self, bank_id: str) -> int: ...
+
+    # LLM usage
+    @abstractmethod
+    def add_llm_usage(self, bank_id: str, usage: LLMUsage) -> None:
+        """Add to the bank's persisted token counters (nothing when the bank does not exist)."""
+    @abstractmethod
+    def llm_usage(self, bank_id: str) -> LLMUsage:
+        """The bank's token counters over its whole life."""
 
     # integrity
     @abstractmethod

@@ -68,4 +68,7 @@ CREATE INDEX IF NOT EXISTS opinion_history_unit ON opinion_history(bank_id, unit
 CREATE TABLE IF NOT EXISTS pending_work(
     bank_id TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, queued_at REAL NOT NULL, touched_at REAL NOT NULL,
     PRIMARY KEY(bank_id, kind, key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS llm_usage(
+    bank_id TEXT PRIMARY KEY, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
+    calls INTEGER NOT NULL) WITHOUT ROWID;
 """
