@@ -88,7 +88,10 @@ class Bank:
     def retain(
         self, content: Any, timestamp: Any = None, context: Any = None, document_id: Any = None
     ) -> RetainResult:
-        """Store a conversation (list of Message) or text; re-retaining a document id updates it in place."""
+        """Store a conversation (list of Message) or text; re-retaining a document id updates it in place.
+
+        Document ids starting with '_' are reserved for the memory the engine derives itself (`_opinions`,
+        `_observations:<entity id>`): retain refuses them with ReservedDocumentIdError and changes nothing."""
         with bank_scope(self.id):
             return self._engine.pipeline.retain(
                 self._handle(), content, timestamp=timestamp, context=context, document_id=document_id
