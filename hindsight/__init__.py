@@ -15,6 +15,7 @@ from hindsight.errors import (
     InvalidInputError,
     LLMError,
     LLMNotConfiguredError,
+    ReservedDocumentIdError,
     StoreError,
     UnitNotFoundError,
 )
@@ -39,6 +40,6 @@ __all__ = [
     "Bank", "BankNotFoundError", "BankProfile", "ConfigError", "ContentTooLargeError", "DirectoryLockedError",
     "Disposition", "Entity", "EntityNotFoundError", "ExtractionError", "Hindsight", "HindsightConfig", "HindsightError",
     "InvalidBankIdError", "InvalidInputError", "LLMError", "LLMNotConfiguredError", "Link", "LinkType", "MemoryUnit",
-    "Message", "Network", "OpinionChange", "OpinionEvent", "PendingReport", "ReflectResult", "RetainRequest",
-    "RetainResult", "Source", "StoreError", "UnitNotFoundError", "__version__",
+    "Message", "Network", "OpinionChange", "OpinionEvent", "PendingReport", "ReflectResult", "ReservedDocumentIdError",
+    "RetainRequest", "RetainResult", "Source", "StoreError", "UnitNotFoundError", "__version__",
 ]

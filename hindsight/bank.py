@@ -88,7 +88,10 @@ class Bank:
     def retain(
         self, content: Any, timestamp: Any = None, context: Any = None, document_id: Any = None
     ) -> RetainResult:
-        """Store a conversation (list of Message) or text; re-retaining a document id updates it in place."""
+        """Store a conversation (list of Message) or text; re-retaining a document id updates it in place.
+
+        Document ids starting with '_' are reserved for the memory the engine derives itself (`_opinions`,
+        `_observations:<entity id>`): retain refuses them with ReservedDocumentIdError and changes nothing."""
         with bank_scope(self.id):
             return self._engine.pipeline.retain(
                 self._handle(), content, timestamp=timestamp, context=context, document_id=document_id
@@ -140,13 +143,15 @@ class Bank:
     def reflect(self, query: str, budget: int | None = None, query_time: datetime | str | None = None) -> ReflectResult:
         """Answer `query` in the bank's voice from memories of all four networks (cited by unit id), and store
         the opinions the answer shows. `budget` is the recall budget (default `reflect.budget`). Needs an LLM."""
-        return self._engine.reasoner.reflect(self._handle(), self.profile(), query, budget, query_time)
+        with bank_scope(self.id):
+            return self._engine.reasoner.reflect(self._handle(), self.profile(), query, budget, query_time)
 
     def process_pending(self) -> PendingReport:
         """Run the opinion reinforcement and observation regeneration queued by retain now. Needs an LLM."""
         reasoner = self._engine.reasoner
         self._engine.drain()  # retains already returned have queued their work
-        return reasoner.process_pending(self._handle())
+        with bank_scope(self.id):
+            return reasoner.process_pending(self._handle())
 
     def pending(self) -> int:
         """Queued background items (new facts to weigh against opinions, entities to re-observe), once the
@@ -156,7 +161,8 @@ class Bank:
 
     def merge_background(self, snippet: str) -> BankProfile:
         """Merge a biographical snippet into the background (first person; new information wins). Needs an LLM."""
-        profile, _ = self._engine.reasoner.merge_background(self.profile(), snippet)
+        with bank_scope(self.id):
+            profile, _ = self._engine.reasoner.merge_background(self.profile(), snippet)
         self.set_profile(profile)
         return profile
 
@@ -188,8 +194,9 @@ class Bank:
         return self._engine.store.stats(self.id)
 
     def llm_usage(self) -> LLMUsage:
-        """Tokens and calls the LLM spent on this bank since the engine opened (in memory, not persisted)."""
-        return self._engine.llm_usage.bank(self.id)
+        """Tokens and calls the LLM spent on this bank over its life (stored with the bank, so they survive a
+        restart; `Hindsight.llm_usage` holds this engine's counts since it opened)."""
+        return self._engine.store.llm_usage(self.id)
 
     def to_networkx(
         self,

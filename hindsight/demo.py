@@ -1,19 +1,33 @@
-"""The demo: retain the shipped sample conversation into an embedded bank, show what was remembered, and recall
-from it with an explanation of every hit."""
+"""The demo: retain the shipped sample conversation into an embedded bank, show what was remembered, recall from it
+with an explanation of every hit, and, when an LLM is available, reflect: an answer in the bank's voice, its
+evidence and the opinions it formed."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from hindsight import Bank, Hindsight
+from hindsight import (
+    Bank,
+    BankProfile,
+    Disposition,
+    Hindsight,
+    HindsightConfig,
+    LLMNotConfiguredError,
+    ReflectResult,
+)
+from hindsight.embed.base import Embedder
 from hindsight.inspect import explain_recall
 from hindsight.inspect.render import explain_table
+from hindsight.llm.base import LLM
 from hindsight.sample import load_sample
 
 console = Console()
@@ -24,11 +38,24 @@ QUESTIONS = (
     "What did Maya do in April 2024?",
     "Where does the brother who waited at the finish line work?",
 )
+REFLECT_QUESTION = "Was moving to Denver a good decision for Maya?"
+PROFILE = BankProfile(name="Ava", background="I am Maya's personal assistant. I help her with running and work.",
+                      disposition=Disposition(skepticism=3, literalism=2, empathy=4, bias=0.3))
+NO_LLM = ("reflect skipped: no LLM found. Install a local model with `hindsight models install qwen-0.5b` "
+          "(or set HINDSIGHT_LLM_BASE_URL to an OpenAI-compatible endpoint) and run the demo again.")
+# The background reasoning after retain (observations, reinforcement) waits for process_pending: the demo's
+# LLM calls are the reflect below, and their number does not depend on how fast retain runs. A short answer cap
+# bounds the time a small model can spend when it falls into repeating itself.
+DEMO_CONFIG = {"reflect": {"background": False, "answer_max_tokens": 200}}
+REFLECT_BUDGET = 600  # tokens of evidence: the recall demo's 400, plus room for the opinion-relevant facts
 
 
-def run(directory: str) -> None:
-    with Hindsight(directory) as hs:
+def run(directory: str, *, llm: LLM | None = None, embedder: Embedder | None = None) -> ReflectResult | None:
+    """The whole demo in `directory`; the reflect result, or None without an LLM. `llm` and `embedder` default to
+    the configured ones (the auto backend finds an installed local model)."""
+    with Hindsight(directory, HindsightConfig.from_dict(DEMO_CONFIG), llm=llm, embedder=embedder) as hs:
         bank = hs.bank("demo")
+        bank.set_profile(PROFILE)
         with console.status("retaining the sample conversation (loads MiniLM and spaCy)..."):
             for session in load_sample():
                 r = bank.retain(session.messages, timestamp=session.date, document_id=session.id)
@@ -51,6 +78,7 @@ def run(directory: str) -> None:
         console.print("links: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
         console.print(f"stored in {directory}/hindsight.db; indexes in {directory}/banks/demo/")
         show_recalls(bank, hs.config.recall.rrf_k)
+        return show_reflect(bank, hs.llm is not None)
 
 
 def show_recalls(bank: Bank, rrf_k: int) -> list[int]:
@@ -66,16 +94,46 @@ def show_recalls(bank: Bank, rrf_k: int) -> list[int]:
     return counts
 
 
-def main() -> None:
+def show_reflect(bank: Bank, have_llm: bool) -> ReflectResult | None:
+    """Reflect on REFLECT_QUESTION and print the answer, its evidence and the opinions formed; without an LLM, one
+    line saying how to get one (and None)."""
+    if not have_llm:
+        console.print(f"[yellow]{NO_LLM}[/]", soft_wrap=True)
+        return None
+    try:
+        with console.status("reflecting with the LLM (a local model loads on first use)..."):
+            result = bank.reflect(REFLECT_QUESTION, budget=REFLECT_BUDGET, query_time=QUERY_TIME)
+    except LLMNotConfiguredError as exc:  # e.g. a model file without llama-cpp-python to run it
+        console.print(f"[yellow]{NO_LLM}[/] ({exc})", soft_wrap=True)
+        return None
+    console.print(f"\n[bold]reflect:[/] {REFLECT_QUESTION}\n[bold]answer:[/] {escape(result.answer)}")
+    evidence = Table("unit id", "cited", "network", "text", title="evidence")
+    for u in result.evidence:
+        evidence.add_row(u.id[:8], "yes" if u.id in result.cited else "", u.network.value,
+                         u.text.replace("\n", " / ")[:110])
+    console.print(evidence)
+    opinions = Table("opinion id", "confidence", "opinion", "formed from", title="opinions formed")
+    for change in result.opinions:
+        unit, ids = change.unit, change.event.evidence
+        more = f" +{len(ids) - 3}" if len(ids) > 3 else ""
+        opinions.add_row(unit.id[:8], f"{unit.confidence:.2f}", unit.text, ", ".join(i[:8] for i in ids[:3]) + more)
+    console.print(opinions if result.opinions else f"no opinion formed ({result.opinion_error or 'none stated'})")
+    console.print(f"LLM usage: {result.usage.prompt_tokens} prompt + {result.usage.completion_tokens} completion "
+                  f"tokens in {result.usage.calls} calls; {bank.pending()} items queued for bank.process_pending()")
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dir", default=None, help="memory directory (default: a fresh temporary one)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.dir:
         run(args.dir)
     else:
         with tempfile.TemporaryDirectory(prefix="hindsight-demo-") as tmp:
             run(tmp)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

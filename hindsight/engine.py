@@ -51,8 +51,9 @@ class Hindsight:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self._lock_file = self._acquire_directory_lock()
-        # Without `llm`, the configured backend (None when there is none); every call is counted per bank.
-        self.llm_usage = UsageCounters()
+        # Without `llm`, the configured backend (None when there is none); every call is counted per bank,
+        # for this engine in memory and for the bank's lifetime in the store.
+        self.llm_usage = UsageCounters(lambda bank_id, usage: self.store.add_llm_usage(bank_id, usage))
         base_llm = llm if llm is not None else make_llm(config.llm)
         self.llm: LLM | None = MeteredLLM(base_llm, self.llm_usage) if base_llm is not None else None
         self._embedder_override = embedder

@@ -15,6 +15,10 @@ class ContentTooLargeError(InvalidInputError):
     """Content exceeds the configured size limit."""
 
 
+class ReservedDocumentIdError(InvalidInputError):
+    """A document id in the namespace of memory the engine derives itself (ids starting with '_')."""
+
+
 class InvalidBankIdError(InvalidInputError):
     """A bank id has characters outside the allowed set or a bad length."""
 

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from hindsight import Hindsight
 from hindsight.cli import main
+from hindsight.embed.base import Embedder
 
 
 @pytest.mark.usefixtures("minilm")
@@ -41,14 +42,37 @@ def test_cli_errors_are_clean(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "malformed YAML" in capsys.readouterr().out
 
 
-def test_demo_recalls_with_explanations(hs: Hindsight, capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_without_an_llm_recalls_and_says_how_to_get_one(
+    tmp_path: Path, minilm: Embedder, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from hindsight import demo
-    from hindsight.sample import load_sample
 
-    bank = hs.bank("demo")
-    for session in load_sample():
-        bank.retain(session.messages, timestamp=session.date, document_id=session.id)
-    counts = demo.show_recalls(bank, hs.config.recall.rrf_k)
+    monkeypatch.setenv("HINDSIGHT_LLM_BACKEND", "none")
+    assert demo.run(str(tmp_path / "d"), embedder=minilm) is None
     out = capsys.readouterr().out
-    assert len(counts) == len(demo.QUESTIONS) and all(1 <= n <= 4 for n in counts)
-    assert "found by" in out and "semantic #1" in out and "Denver" in out
+    assert out.count("hits, ") == len(demo.QUESTIONS) and "found by" in out and "semantic #1" in out
+    assert "Denver" in out
+    [line] = [x for x in out.splitlines() if "reflect skipped" in x]  # one line, however narrow the console
+    assert "hindsight models install qwen-0.5b" in line
+
+
+@pytest.mark.skipif(
+    os.environ.get("HINDSIGHT_SLOW_LLM_TESTS") != "1",
+    reason="one to five minutes of CPU with qwen-0.5b (more when the model repeats itself up to the answer cap); "
+    "set HINDSIGHT_SLOW_LLM_TESTS=1 to run it",
+)
+def test_demo_reflects_with_the_local_model(
+    tmp_path: Path, minilm: Embedder, qwen_small: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("llama_cpp")
+    from hindsight import demo
+    from hindsight.llm.llamacpp_backend import LlamaCppLLM
+
+    result = demo.run(str(tmp_path / "d"), llm=LlamaCppLLM(qwen_small), embedder=minilm)
+    out = capsys.readouterr().out
+    assert result is not None and result.answer and result.evidence and result.usage.calls >= 2
+    assert f"answer: {result.answer.splitlines()[0][:40]}" in " ".join(out.split())
+    assert all(u.id[:8] in out for u in result.evidence)  # every evidence unit shown with its id
+    for change in result.opinions:
+        assert change.unit.id[:8] in out and f"{change.unit.confidence:.2f}" in out
+    assert result.opinions or "no opinion formed" in out

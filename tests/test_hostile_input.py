@@ -23,6 +23,8 @@ from hindsight import (
     InvalidInputError,
     Message,
     Network,
+    ReservedDocumentIdError,
+    RetainRequest,
     UnitNotFoundError,
 )
 from hindsight.bank import Bank
@@ -264,6 +266,20 @@ CASES: list[Case] = [
         "retain-dotdot-document-id", retain("Maya likes coffee.", document_id="../../../etc/passwd"), opaque_document_id
     ),
     Case("retain-surrogate-document-id", retain("Maya likes tea.", document_id="doc\ud800"), InvalidInputError),
+    # retain: the document ids of derived memory (opinions, observations) are reserved
+    Case("retain-opinions-document-id", retain("Maya likes tea.", document_id="_opinions"), ReservedDocumentIdError),
+    Case(
+        "retain-observations-document-id",
+        retain("Maya likes tea.", document_id="_observations:e1"),
+        ReservedDocumentIdError,
+    ),
+    Case("retain-reserved-prefix-document-id", retain("Maya likes tea.", document_id="_x"), ReservedDocumentIdError),
+    Case(
+        "retain-many-one-reserved-document-id",
+        lambda c: c.bank.retain_many([RetainRequest("Maya likes tea.", document_id="tea"),
+                                      RetainRequest("Maya likes coffee.", document_id="_opinions")]),
+        ReservedDocumentIdError,
+    ),
     Case("retain-nul-message-id", retain([Message(role="user", content="hi Bob", id="t\x00")]), InvalidInputError),
     Case(
         "retain-surrogate-message-id", retain([Message(role="user", content="hi Bob", id="t\udfff")]), InvalidInputError

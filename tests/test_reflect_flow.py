@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight import Hindsight, HindsightConfig, InvalidInputError, RetainRequest
+from hindsight import Hindsight, HindsightConfig, InvalidInputError, ReservedDocumentIdError, RetainRequest
 from hindsight.embed.base import Embedder
 from hindsight.errors import LLMError, LLMNotConfiguredError
 from hindsight.models import BankProfile, Disposition, LinkType, Network
@@ -176,6 +176,17 @@ def test_forgetting_an_opinion_forgets_its_history(engine: Hindsight, fake: Fake
     opinion = _reflect_once(engine, fake)
     bank.forget(opinion)
     assert engine.store.opinion_history("b", opinion) == []
+
+
+def test_retain_cannot_replace_derived_memory(engine: Hindsight, fake: FakeScriptedLLM) -> None:
+    bank = engine.bank("b")
+    opinion = _reflect_once(engine, fake)
+    before = [(u.id, u.text, u.source.document_id) for u in bank.units()]
+    assert ("_opinions" in {d for *_, d in before}) and bank.get_unit(opinion).source.document_id == "_opinions"
+    for document_id in ("_opinions", "_observations:x", "_anything"):
+        with pytest.raises(ReservedDocumentIdError, match="reserved"):
+            bank.retain("I think Alice is unhappy.", timestamp="2024-06-02", document_id=document_id)
+    assert [(u.id, u.text, u.source.document_id) for u in bank.units()] == before and bank.pending() == 0
 
 
 def test_observations_regenerate_from_facts_and_cite_them(memdir: Path, minilm: Embedder) -> None:

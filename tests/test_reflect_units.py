@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from hindsight.llm.base import LLMUsage
 from hindsight.models import BankProfile, Disposition, MemoryUnit, Network, Source
 from hindsight.recall.types import RecallHit
 from hindsight.reflect.answer import cited_ids
@@ -92,7 +93,7 @@ def test_clip_keeps_whole_sentences() -> None:
     assert clip("x" * 50 + " " + "y" * 50, 60) == "x" * 50
 
 
-def test_reasoning_tables_are_added_to_an_existing_database(tmp_path: Path) -> None:
+def test_reasoning_and_usage_tables_are_added_to_an_existing_database(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path)
     conn.executescript(SCHEMA)  # a file written before the reasoning tables existed
@@ -112,7 +113,12 @@ def test_reasoning_tables_are_added_to_an_existing_database(tmp_path: Path) -> N
         event = OpinionEvent(unit_id="u1", verdict=Verdict.FORMED, confidence=0.4, text="I think so.", at=NOW)
         store.apply("b", WriteBatch(opinion_events=[event]))
         assert store.opinion_history("b", "u1") == [event]
+        store.add_llm_usage("b", LLMUsage(10, 2, 1))
+        store.add_llm_usage("b", LLMUsage(5, 3, 1))
+        store.add_llm_usage("missing", LLMUsage(5, 3, 1))  # no bank: nothing is stored
+        assert store.llm_usage("b") == LLMUsage(15, 5, 2) and store.llm_usage("missing") == LLMUsage()
         store.delete_bank("b")
         assert store.opinion_history("b", "u1") == [] and store.pending_count("b") == 0
+        assert store.llm_usage("b") == LLMUsage() and store._query("SELECT count(*) FROM llm_usage")[0][0] == 0
     finally:
         store.close()

@@ -1,17 +1,22 @@
 """Per-bank LLM token counters: the engine's LLM is wrapped so that every call is counted for the bank
-whose operation made it (set with `bank_scope`)."""
+whose operation made it (set with `bank_scope`), in memory for this engine and, through `persist`, in the bank's
+store so that a bank's usage survives a restart."""
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
 from pydantic import BaseModel
 
+from hindsight.errors import StoreError
 from hindsight.llm.base import LLM, ChatMessage, LLMResponse, LLMUsage, StructuredOutputError, StructuredResponse, T
+
+log = logging.getLogger(__name__)
 
 # Calls made outside any bank_scope are counted under this key (and in the total).
 UNSCOPED = ""
@@ -30,16 +35,24 @@ def bank_scope(bank_id: str) -> Iterator[None]:
 
 
 class UsageCounters:
-    """In-memory token usage per bank since the engine opened; thread-safe."""
+    """Token usage per bank since the engine opened, in memory; thread-safe. With `persist`, the usage of every
+    call made for a bank is also handed to `persist(bank_id, usage)` (the engine adds it to the store)."""
 
-    def __init__(self) -> None:
+    def __init__(self, persist: Callable[[str, LLMUsage], None] | None = None) -> None:
         self._lock = threading.Lock()
         self._by_bank: dict[str, LLMUsage] = {}
+        self._persist = persist
 
     def add(self, usage: LLMUsage, bank_id: str | None = None) -> None:
         key = _current_bank.get() if bank_id is None else bank_id
         with self._lock:
             self._by_bank[key] = self._by_bank.get(key, LLMUsage()) + usage
+        if self._persist is not None and key != UNSCOPED:
+            try:
+                self._persist(key, usage)
+            except StoreError as exc:
+                # The call itself succeeded; losing its count must not fail the operation that made it.
+                log.warning("bank %s: LLM usage %s not stored: %s", key, usage, exc)
 
     def bank(self, bank_id: str) -> LLMUsage:
         with self._lock:

@@ -22,6 +22,7 @@ from hindsight.errors import HindsightError
 from hindsight.models import CausalKind, ExtractedFact, MemoryUnit, Network, Source
 from hindsight.reflect.types import OpinionEvent
 from hindsight.retain.links import CausalTarget, LinkBuilder, LinkInput
+from hindsight.retain.normalize import DERIVED_DOCUMENT_PREFIX
 from hindsight.retain.pipeline import BankHandle, unit_hash
 from hindsight.store.base import MemoryStore, NewUnit, UnitUpdate, WriteBatch
 
@@ -30,8 +31,9 @@ class SourcesForgottenError(HindsightError):
     """A unit that derived memory would cite was forgotten while it was being derived; nothing was written."""
 
 
-OPINIONS_DOCUMENT = "_opinions"
-OBSERVATIONS_DOCUMENT = "_observations:"  # + entity id
+# In the namespace retain refuses for user documents.
+OPINIONS_DOCUMENT = f"{DERIVED_DOCUMENT_PREFIX}opinions"
+OBSERVATIONS_DOCUMENT = f"{DERIVED_DOCUMENT_PREFIX}observations:"  # + entity id
 
 
 def observations_document(entity_id: str) -> str:

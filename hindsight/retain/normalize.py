@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from hindsight.config import LimitsConfig
-from hindsight.errors import ContentTooLargeError, InvalidInputError
+from hindsight.errors import ContentTooLargeError, InvalidInputError, ReservedDocumentIdError
 from hindsight.models import Document, Message, Turn, as_utc
 
 log = logging.getLogger(__name__)
@@ -21,6 +21,9 @@ _PRIVATE_TAG = re.compile(r"<\s*(/?)\s*private\s*>", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _DOC_ID = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
+# Document ids of derived memory (opinions, observations) start with this; retain refuses them, so that a user
+# document can never replace or be mistaken for the engine's own units.
+DERIVED_DOCUMENT_PREFIX = "_"
 # A character that shows: not whitespace, a control, a zero-width or direction mark, a BOM or a lone surrogate.
 _VISIBLE = re.compile(r"[^\s\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\ud800-\udfff]")
 
@@ -102,6 +105,11 @@ def validate_document_id(document_id: Any) -> str | None:
         return None
     if not _is_id(document_id):
         raise InvalidInputError("document_id must be 1-256 printable characters")
+    if document_id.startswith(DERIVED_DOCUMENT_PREFIX):
+        raise ReservedDocumentIdError(
+            f"document_id {document_id[:64]!r} is reserved: ids starting with {DERIVED_DOCUMENT_PREFIX!r} hold the "
+            "memory the engine derives itself (opinions, observations)"
+        )
     return str(document_id)
 
 

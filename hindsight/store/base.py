@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from hindsight.llm.base import LLMUsage
 from hindsight.models import BankProfile, BankStats, Entity, EntityAlias, Link, LinkType, MemoryUnit, Network
 from hindsight.reflect.types import OpinionEvent
 from hindsight.retain.entities import EntityCandidate
@@ -300,6 +301,14 @@ class MemoryStore(ABC):
         """Put the keys `claim` holds (every claim, of every bank, when None) back in the queue; returns how many."""
     @abstractmethod
     def pending_count(self, bank_id: str) -> int: ...
+
+    # LLM usage
+    @abstractmethod
+    def add_llm_usage(self, bank_id: str, usage: LLMUsage) -> None:
+        """Add to the bank's persisted token counters (nothing when the bank does not exist)."""
+    @abstractmethod
+    def llm_usage(self, bank_id: str) -> LLMUsage:
+        """The bank's token counters over its whole life."""
 
     # integrity
     @abstractmethod

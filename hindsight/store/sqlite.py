@@ -150,7 +150,8 @@ class SQLiteStore(GraphQueries, IntegrityQueries, ReasoningQueries, MemoryStore)
             c.execute(
                 "DELETE FROM unit_entities WHERE unit_label IN (SELECT label FROM units WHERE bank_id=?)", (bank_id,)
             )
-            for table in ("links", "entity_keys", "changes", "units", "documents", "opinion_history", "pending_work"):
+            for table in ("links", "entity_keys", "changes", "units", "documents", "opinion_history", "pending_work",
+                          "llm_usage"):
                 c.execute(f"DELETE FROM {table} WHERE bank_id=?", (bank_id,))
             c.execute(
                 "DELETE FROM entity_aliases WHERE entity_id IN (SELECT id FROM entities WHERE bank_id=?)", (bank_id,)

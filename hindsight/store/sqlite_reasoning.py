@@ -1,4 +1,5 @@
-"""Reasoning tables of the SQLite store: opinion history, in-place unit updates and the queue of background work."""
+"""Reasoning tables of the SQLite store: opinion history, in-place unit updates, the queue of background work and
+the LLM usage counters."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from hindsight.llm.base import LLMUsage
 from hindsight.models import Network
 from hindsight.reflect.types import OpinionEvent, Verdict
 from hindsight.store.base import EntityRef, PendingItem, UnitUpdate
@@ -160,3 +162,18 @@ class ReasoningQueries:
 
     def pending_count(self, bank_id: str) -> int:
         return int(self._query("SELECT count(*) FROM pending_work WHERE bank_id=?", (bank_id,))[0][0])
+
+    def add_llm_usage(self, bank_id: str, usage: LLMUsage) -> None:
+        with self._tx() as c:
+            # Only for an existing bank: a call finishing after delete_bank must not leave an orphan row.
+            c.execute(
+                "INSERT INTO llm_usage(bank_id, prompt_tokens, completion_tokens, calls) "
+                "SELECT ?, ?, ?, ? WHERE EXISTS(SELECT 1 FROM banks WHERE id=?) "
+                "ON CONFLICT(bank_id) DO UPDATE SET prompt_tokens=prompt_tokens+excluded.prompt_tokens, "
+                "completion_tokens=completion_tokens+excluded.completion_tokens, calls=calls+excluded.calls",
+                (bank_id, usage.prompt_tokens, usage.completion_tokens, usage.calls, bank_id),
+            )
+
+    def llm_usage(self, bank_id: str) -> LLMUsage:
+        rows = self._query("SELECT prompt_tokens, completion_tokens, calls FROM llm_usage WHERE bank_id=?", (bank_id,))
+        return LLMUsage(*rows[0]) if rows else LLMUsage()

@@ -71,6 +71,9 @@ CREATE TABLE IF NOT EXISTS pending_work(
     bank_id TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, queued_at REAL NOT NULL, touched_at REAL NOT NULL,
     claim TEXT, requeued INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY(bank_id, kind, key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS llm_usage(
+    bank_id TEXT PRIMARY KEY, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
+    calls INTEGER NOT NULL) WITHOUT ROWID;
 """
 
 # Columns added to existing tables after they shipped: (table, column, definition).
