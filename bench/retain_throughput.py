@@ -36,6 +36,7 @@ from tqdm import tqdm
 from eval.datasets import LocomoConversation, load_locomo
 from hindsight import Bank, Hindsight, Message, RetainRequest
 from hindsight.config import EmbedderConfig, HindsightConfig, LLMConfig
+from hindsight.embed.base import Embedder
 from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
 
 # No LLM: an installed local model would otherwise run observations in the background and share the cores.
@@ -43,14 +44,14 @@ NO_LLM = HindsightConfig(llm=LLMConfig(backend="none"))
 
 
 @dataclass
-class _Run:
+class RetainRun:
     units_per_s: float
     texts: list[str]  # the unit texts the model embedded
     per_document: list[list[str]]  # the same, grouped as retain embedded them (one call per document)
     ner_share: float  # sentences tagged by NER / sentences seen
 
 
-def _retain(convs: list[LocomoConversation], embedder: SentenceTransformerEmbedder, bulk: bool) -> _Run:
+def retain_locomo(convs: list[LocomoConversation], embedder: Embedder, bulk: bool) -> RetainRun:
     """Retain every session into a fresh directory (no embedding cache): one retain per session, or one
     retain_many per conversation (a history import)."""
     with tempfile.TemporaryDirectory() as tmp, Hindsight(tmp, NO_LLM, embedder=embedder) as hs:
@@ -74,7 +75,7 @@ def _retain(convs: list[LocomoConversation], embedder: SentenceTransformerEmbedd
     per_document: dict[str, list[str]] = {}
     for doc_id, text in rows:
         per_document.setdefault(doc_id, []).append(text)
-    return _Run(units / seconds, [r[1] for r in rows], list(per_document.values()), share)
+    return RetainRun(units / seconds, [r[1] for r in rows], list(per_document.values()), share)
 
 
 def _bare(embedder: SentenceTransformerEmbedder, calls: list[list[str]], batch_size: int) -> float:
@@ -92,9 +93,9 @@ def throughput(data: Path, embedder: SentenceTransformerEmbedder, rounds: int) -
     """Interleaved rounds of retain, retain_many and the bare model on the same texts; medians over rounds."""
     convs = load_locomo(data)
     samples: dict[str, list[float]] = {}
-    runs: list[_Run] = []
+    runs: list[RetainRun] = []
     for _ in tqdm(range(rounds), desc="rounds (retain, retain_many, bare model)", unit="round"):
-        one, bulk = _retain(convs, embedder, bulk=False), _retain(convs, embedder, bulk=True)
+        one, bulk = retain_locomo(convs, embedder, bulk=False), retain_locomo(convs, embedder, bulk=True)
         runs.append(one)
         embedder.embed(one.texts[:64])
         measured = {"retain": one.units_per_s, "retain_many": bulk.units_per_s,

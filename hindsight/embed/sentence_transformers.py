@@ -63,10 +63,3 @@ class SentenceTransformerEmbedder(Embedder):
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
-
-
-def make_embedder(config: EmbedderConfig) -> Embedder:
-    """Build the configured embedder."""
-    if config.backend == "sentence-transformers":
-        return SentenceTransformerEmbedder(config)
-    raise ConfigError(f"unknown embedder backend {config.backend!r}")

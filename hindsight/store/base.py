@@ -104,6 +104,14 @@ class IndexedUnit:
 
 
 @dataclass
+class EmbeddedText:
+    """A unit's embedded text and its content hash, which is keyed by the embedder's name (embed.base.embed_hash)."""
+
+    text: str
+    hash: str
+
+
+@dataclass
 class UnitEntity:
     unit_id: str
     entity_id: str
@@ -268,6 +276,9 @@ class MemoryStore(ABC):
     @abstractmethod
     def indexed_units(self, bank_id: str, labels: list[int] | None = None) -> list[IndexedUnit]:
         """Units by label (all of the bank's when labels is None)."""
+    @abstractmethod
+    def embedded_sample(self, bank_id: str) -> EmbeddedText | None:
+        """The embedded text and hash of one of the bank's units (None when it has none)."""
     @abstractmethod
     def labels_to_ids(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> dict[int, str]:
         """Ids of the labels' units that exist (and pass the filter)."""

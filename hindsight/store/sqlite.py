@@ -28,6 +28,7 @@ from hindsight.models import (
 from hindsight.store.base import (
     Change,
     DocumentRecord,
+    EmbeddedText,
     IndexedUnit,
     MemoryStore,
     UnitFilter,
@@ -356,6 +357,10 @@ class SQLiteStore(GraphQueries, IntegrityQueries, ReasoningQueries, MemoryStore)
             for part in _chunks(labels):
                 rows += self._query(sql + f"+bank_id=? AND label IN ({_marks(len(part))})", (bank_id, *part))
         return [IndexedUnit(r[0], r[1], np.frombuffer(r[2], dtype=np.float32), r[3]) for r in rows]
+
+    def embedded_sample(self, bank_id: str) -> EmbeddedText | None:
+        rows = self._query("SELECT embed_text, embed_hash FROM units WHERE bank_id=? LIMIT 1", (bank_id,))
+        return EmbeddedText(rows[0][0], rows[0][1]) if rows else None
 
     def labels_to_ids(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> dict[int, str]:
         where, params = _filter_sql(unit_filter)
