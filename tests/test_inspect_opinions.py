@@ -34,7 +34,8 @@ def _verdict(verdict: str, reason: str, revised: str | None = None) -> str:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder) -> Path:
     """A memory directory with bank `b`: SETTLING formed at 0.7, reinforced by a promotion (0.8), contradicted and
-    revised by her quitting (0.6); QUIET formed at 0.65 and never changed. The promotion fact is then forgotten."""
+    revised by her quitting (0.6); QUIET formed at 0.65 and never changed. (Forgetting a fact undoes the changes
+    it caused; tests/test_forget_derived.py pins that, and the last test here shows it in a trajectory.)"""
     fake = FakeScriptedLLM([])
     config = HindsightConfig.from_dict({"reflect": {"background": False, "observations_enabled": False}})
     path = tmp_path_factory.mktemp("opinions") / "mem"
@@ -68,7 +69,6 @@ def built(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder) -> Path:
             bank.retain(fact, timestamp=day, document_id=f"d{i + 3}")
             fake.replies.append(reply)
             assert len(bank.process_pending().reinforced) == 1 and fake.remaining == 0  # only SETTLING is a candidate
-        bank.forget(next(u.id for u in bank.units() if "promoted" in u.text))
     return path
 
 
@@ -96,7 +96,7 @@ def test_trajectory_follows_the_history_with_evidence_texts(bank: Bank) -> None:
     formed = {e.text for e in settling.points[0].evidence}
     assert "Alice started a new job at Google in Mountain View." in " ".join(t or "" for t in formed)
     [promotion] = settling.points[1].evidence
-    assert promotion.text is None and promotion.network is None  # forgotten since; its id stays
+    assert promotion.text is not None and "promoted" in promotion.text
     [quit_fact] = settling.points[2].evidence
     assert quit_fact.text is not None and "quit Google" in quit_fact.text and quit_fact.network == Network.WORLD
     assert quiet.opinion == QUIET and len(quiet.points) == 1 and quiet.changes() == []
@@ -155,7 +155,7 @@ def test_tables_render(bank: Bank) -> None:
     console.print(opinions_table(opinion_summary(bank)))
     text = console.export_text()
     assert "0.70 -> 0.80" in text and "0.80 -> 0.60" in text and "contradict" in text
-    assert "forgotten)" in text and "2024-09-01 Alice quit Google" in text
+    assert "2024-09-01 Alice quit Google" in text
     assert f"revised to: {REVISED}" in text
     assert "recorded changes" in text and "0.65 I think a quiet weekend" in text
 
@@ -194,6 +194,21 @@ def test_cli_inspect_shows_opinions(built: Path, tmp_path: Path, capsys: pytest.
     out = capsys.readouterr().out
     assert "opinions" in out and "recorded changes" in out and "latest change" in out
     assert "contradict 0.80 -> 0.60" in out and "quit Google" in out
+
+
+def test_a_forgotten_fact_leaves_the_trajectory(built: Path, tmp_path: Path, minilm: Embedder) -> None:
+    copy = tmp_path / "mem"
+    shutil.copytree(built, copy)  # the `bank` fixture may hold the directory lock
+    with Hindsight(copy, embedder=minilm) as hs:
+        bank = hs.bank("b", create=False)
+        promotion = next(u for u in bank.units() if "promoted" in u.text)
+        bank.forget(promotion.id)
+        settling = opinion_trajectories(bank)[0]
+        assert [(p.verdict, round(p.confidence, 2)) for p in settling.points] == [
+            (Verdict.FORMED, 0.7),
+            (Verdict.CONTRADICT, 0.5),  # the reinforcement it caused is undone and the rest replayed
+        ]
+        assert all(e.id != promotion.id for p in settling.points for e in p.evidence)
 
 
 def test_the_shipped_opinion_story_is_in_order(tmp_path: Path) -> None:
