@@ -58,7 +58,7 @@ def test_demo_without_an_llm_recalls_and_says_how_to_get_one(
 
 @pytest.mark.skipif(
     os.environ.get("HINDSIGHT_SLOW_LLM_TESTS") != "1",
-    reason="one to five minutes of CPU with qwen-0.5b (more when the model repeats itself up to the answer cap); "
+    reason="about 70 s of CPU with qwen-0.5b, five minutes and more of wall time on shared cores; "
     "set HINDSIGHT_SLOW_LLM_TESTS=1 to run it",
 )
 def test_demo_reflects_with_the_local_model(
