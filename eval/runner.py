@@ -23,7 +23,9 @@ from eval.haystack import Haystack, Retrieved
 from eval.hindsight_system import HINDSIGHT_SYSTEMS, HindsightSystem, recall_available, retain_key, system_config
 from eval.metrics import BUDGETS
 from hindsight import HindsightConfig
+from hindsight.config import EmbedderConfig
 from hindsight.embed.base import Embedder
+from hindsight.embed.factory import make_embedder
 
 ALL_SYSTEMS = (*BASELINES, *HINDSIGHT_SYSTEMS)
 # Redirected output (a log file) gets the full table instead of 80 columns.
@@ -139,22 +141,27 @@ class Runner:
         self.group_key = group_key
         self.run_params = run_params
         self._embedder = embedder
+        self._embedders: dict[str, Embedder] = {}
         self._vectors: VectorCache | None = None
 
-    def embedder(self) -> Embedder:
-        if self._embedder is None:
-            from hindsight.config import EmbedderConfig
-            from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
-
-            self._embedder = SentenceTransformerEmbedder(EmbedderConfig())
-        return self._embedder
+    def embedder(self, config: EmbedderConfig | None = None) -> Embedder:
+        """The embedder of `config` (default: the baselines' MiniLM), built once per distinct config; an embedder
+        passed to the runner serves the default config."""
+        config = config or EmbedderConfig()
+        key = config.model_dump_json()
+        if key == EmbedderConfig().model_dump_json() and self._embedder is not None:
+            return self._embedder
+        if key not in self._embedders:
+            self._embedders[key] = make_embedder(config)
+        return self._embedders[key]
 
     def system(self, name: str) -> System:
         if name in HINDSIGHT_SYSTEMS:
             config = self.hindsight_config(name)
             # Banks retained under another extractor or retain config hold other units under the same bank id.
             memdir = self.args.work / f"hindsight-{self.dataset}-{retain_key(config)}"
-            return HindsightSystem(name, memdir, self.embedder(), self.args.budgets, self.args.depth, config)
+            embedder = self.embedder(config.embedder)
+            return HindsightSystem(name, memdir, embedder, self.args.budgets, self.args.depth, config)
         if name != "bm25" and self._vectors is None:
             self._vectors = VectorCache(self.args.work / "vectors.sqlite", self.embedder())
         return BaselineSystem(name, self.args.budgets, self._vectors, self.args.bm25_tokens)

@@ -121,3 +121,27 @@ def test_config_file_shapes_the_hindsight_systems(tmp_path: Path) -> None:
     assert retain_key(retain_cfg) != retain_key(system_config("hindsight"))
     with pytest.raises(ConfigError):
         system_config("hindsight", overrides={"recall": {"no_such_switch": True}})
+
+
+def test_hindsight_systems_embed_with_their_configured_backend(tmp_path: Path, minilm: Embedder) -> None:
+    """A --config embedder section reaches the hindsight systems; the baselines keep the default MiniLM."""
+    import argparse
+
+    from eval.runner import Runner, add_common_args
+    from hindsight.config import EmbedderConfig
+    from hindsight.embed.onnx_int8 import OnnxInt8Embedder
+
+    cfg = tmp_path / "onnx.yaml"
+    cfg.write_text("embedder:\n  backend: onnx-int8\n")
+    parser = argparse.ArgumentParser()
+    add_common_args(parser)
+    args = parser.parse_args(["--data", str(LME), "--out", str(tmp_path / "o.json"), "--work", str(tmp_path / "w"),
+                              "--config", str(cfg)])
+    runner = Runner(args, "longmemeval", "per_type", {}, minilm)
+    assert runner.embedder() is minilm
+    system = runner.system("hindsight")
+    try:
+        assert isinstance(system.engine.embedder.embedder, OnnxInt8Embedder)  # type: ignore[attr-defined]
+    finally:
+        system.close()
+    assert runner.embedder(EmbedderConfig(backend="onnx-int8")) is runner.embedder(EmbedderConfig(backend="onnx-int8"))
