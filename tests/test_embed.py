@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from hindsight import Hindsight
 from hindsight.embed.base import CachedEmbedder, Embedder, embed_hash
@@ -44,3 +46,14 @@ def test_engine_reuses_stored_embeddings_across_banks_and_restarts(tmp_path: Pat
     with Hindsight(tmp_path, embedder=minilm) as hs:
         hs.bank("b").retain(text, timestamp="2024-05-01")
         assert hs.embedder.computed == 0  # found by content hash in the database
+
+
+def test_lone_surrogates_are_replaced_not_a_tokenizer_crash(minilm: Embedder, caplog: pytest.LogCaptureFixture) -> None:
+    """Broken UTF-16 halves made the fast tokenizer raise TypeError; they now embed as U+FFFD, logged."""
+    from hindsight.embed.base import tokenizable
+
+    assert tokenizable(["fine", "a \ud800 b"]) == ["fine", "a \ufffd b"]
+    with caplog.at_level(logging.INFO, logger="hindsight.embed.base"):
+        vectors = minilm.embed(["Maya moved to Denver \ud800", "Maya moved to Denver \ufffd"])
+    assert "lone surrogates" in caplog.text
+    assert np.allclose(vectors[0], vectors[1], atol=1e-5)

@@ -129,6 +129,10 @@ def test_a_model_file_with_another_checksum_is_refused(tmp_path: Path, monkeypat
         OnnxInt8Embedder(ONNX)
 
 
+def test_onnx_embeds_lone_surrogates(onnx: OnnxInt8Embedder) -> None:
+    assert np.allclose(onnx.embed(["a \ud800 b"]), onnx.embed(["a \ufffd b"]), atol=1e-5)
+
+
 def test_a_bank_retains_and_recalls_with_the_onnx_backend(tmp_path: Path) -> None:
     with Hindsight(tmp_path, HindsightConfig(embedder=ONNX)) as hs:
         bank = hs.bank("sample")

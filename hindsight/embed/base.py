@@ -25,6 +25,19 @@ class Embedder(ABC):
         """Return an array of shape (len(texts), dim), rows L2-normalized."""
 
 
+def tokenizable(texts: Sequence[str]) -> list[str]:
+    """The texts with lone surrogates (broken UTF-16 halves, which the fast tokenizers reject with a TypeError)
+    replaced by U+FFFD; the replacement is logged. Other texts pass unchanged."""
+    out = list(texts)
+    for i, text in enumerate(out):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            out[i] = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+            log.info("embedding text %d: lone surrogates replaced by U+FFFD", i)
+    return out
+
+
 def embed_hash(model_name: str, text: str) -> str:
     """Content hash of a text under one model; equal hashes never get embedded twice."""
     return hashlib.sha256(f"{model_name}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]

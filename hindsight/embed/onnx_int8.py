@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from hindsight.config import EmbedderConfig
-from hindsight.embed.base import Embedder
+from hindsight.embed.base import Embedder, tokenizable
 from hindsight.embed.sentence_transformers import default_model_path
 from hindsight.errors import ConfigError, ModelChecksumError
 
@@ -71,7 +71,7 @@ class OnnxInt8Embedder(Embedder):
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        ids = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+        ids = [e.ids for e in self._tokenizer.encode_batch(tokenizable(texts))]
         # Batches of similar lengths: little compute is spent on padding.
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         for start in range(0, len(order), self.batch_size):

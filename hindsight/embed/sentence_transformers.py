@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from hindsight.config import EmbedderConfig
-from hindsight.embed.base import Embedder
+from hindsight.embed.base import Embedder, tokenizable
 from hindsight.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class SentenceTransformerEmbedder(Embedder):
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vectors = self._model.encode(
-            list(texts),
+            tokenizable(texts),
             batch_size=self.batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
