@@ -33,6 +33,16 @@ def test_windows_pair_turns_and_break_on_day_change(extractor: NLPExtractor) -> 
     assert [[t.turn_id for t in w] for w in extractor.windows(d.turns)] == [["t0", "t1"], ["t2"], ["t3"]]
 
 
+def test_a_short_turn_is_not_windowed_with_a_long_one() -> None:
+    question, reply = "Which hiking boots did I buy?", "You bought the Trailmaster boots. " * 20  # ~680 chars
+    d = doc(("Ann", "user", question, DAY1), ("Ava", "assistant", reply, DAY1), ("Ann", "user", "Thanks!", DAY1),
+            ("Ava", "assistant", "Enjoy them.", DAY1))
+    default = NLPExtractor(ExtractorConfig())
+    assert [[t.turn_id for t in w] for w in default.windows(d.turns)] == [["t0", "t1"], ["t2", "t3"]]
+    short = NLPExtractor(ExtractorConfig(window_max_chars=500))
+    assert [[t.turn_id for t in w] for w in short.windows(d.turns)] == [["t0"], ["t1"], ["t2", "t3"]]
+
+
 def test_fact_has_speakers_entities_time_and_provenance(extractor: NLPExtractor) -> None:
     d = doc(("Ann", "user", "I flew to Paris with Bob Jones yesterday.", DAY1),
             ("Ava", "assistant", "How was Paris?", DAY1))
