@@ -37,8 +37,8 @@ def test_a_short_turn_is_not_windowed_with_a_long_one() -> None:
     question, reply = "Which hiking boots did I buy?", "You bought the Trailmaster boots. " * 20  # ~680 chars
     d = doc(("Ann", "user", question, DAY1), ("Ava", "assistant", reply, DAY1), ("Ann", "user", "Thanks!", DAY1),
             ("Ava", "assistant", "Enjoy them.", DAY1))
-    default = NLPExtractor(ExtractorConfig())
-    assert [[t.turn_id for t in w] for w in default.windows(d.turns)] == [["t0", "t1"], ["t2", "t3"]]
+    wide = NLPExtractor(ExtractorConfig(window_max_chars=2000))
+    assert [[t.turn_id for t in w] for w in wide.windows(d.turns)] == [["t0", "t1"], ["t2", "t3"]]
     short = NLPExtractor(ExtractorConfig(window_max_chars=500))
     assert [[t.turn_id for t in w] for w in short.windows(d.turns)] == [["t0"], ["t1"], ["t2", "t3"]]
 

@@ -52,14 +52,13 @@ class NLPExtractor(Extractor):
     def windows(self, turns: list[Turn]) -> list[list[Turn]]:
         """Consecutive turns, at most window_turns and window_max_chars per window, never crossing a day boundary."""
         out: list[list[Turn]] = []
-        limit = self.config.window_max_chars or self.config.max_unit_chars
         for turn in turns:
             current = out[-1] if out else None
             if (
                 current is not None
                 and len(current) < self.config.window_turns
                 and current[-1].timestamp.date() == turn.timestamp.date()
-                and sum(len(t.text) for t in current) + len(turn.text) <= limit
+                and sum(len(t.text) for t in current) + len(turn.text) <= self.config.window_max_chars
             ):
                 current.append(turn)
             else:
