@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from hindsight.llm.base import LLMUsage
+from hindsight.llm.base import ChatMessage, LLMResponse, LLMUsage, schema_instruction
+from hindsight.llm.llamacpp_backend import LlamaCppLLM
 from hindsight.models import BankProfile, Disposition, MemoryUnit, Network, Source
 from hindsight.recall.types import RecallHit
 from hindsight.reflect.answer import cited_ids
 from hindsight.reflect.background import clip
 from hindsight.reflect.disposition import describe_disposition, strength_instruction, system_message
 from hindsight.reflect.opinions import updated_confidence
-from hindsight.reflect.schemas import AssessmentOut, ObservationOut, ObservationsOut, OpinionOut
-from hindsight.reflect.types import OpinionEvent, Verdict
+from hindsight.reflect.schemas import (
+    AssessmentOut,
+    BackgroundOut,
+    ObservationOut,
+    ObservationsOut,
+    OpinionOut,
+    OpinionsOut,
+    model_facing,
+)
+from hindsight.reflect.types import Assessment, OpinionEvent, Verdict
 from hindsight.store.base import PendingItem, WriteBatch
 from hindsight.store.sqlite import SQLiteStore
 from hindsight.store.sqlite_schema import SCHEMA
@@ -49,10 +61,52 @@ def test_opinion_schema_is_lenient_where_small_models_are_sloppy() -> None:
 
 def test_assessment_schema_maps_verdict_aliases_and_null_revisions() -> None:
     a = AssessmentOut.model_validate({"verdict": "Supports", "reason": None, "revised_opinion": "null"})
-    assert (a.verdict, a.reason, a.revised_opinion) == (Verdict.REINFORCE, "", None)
+    assert (a.verdict, a.reason, a.revised_opinion) == (Assessment.REINFORCE, "", None)
+    assert a.verdict.verdict is Verdict.REINFORCE
     assert AssessmentOut.model_validate({"verdict": "contradicts", "revised": "I now think X."}).revised_opinion
     with pytest.raises(ValidationError):
         AssessmentOut.model_validate({"verdict": "maybe"})
+
+
+class _SchemaSeen(LlamaCppLLM):
+    """The llamacpp backend up to the model: records the response format (the grammar's schema) it would send."""
+
+    def __init__(self) -> None:
+        super().__init__("unused.gguf")
+        self.formats: list[dict[str, Any] | None] = []
+
+    def _chat(self, messages: Sequence[ChatMessage], max_tokens: int | None, temperature: float | None,
+              response_format: dict[str, Any] | None) -> LLMResponse:
+        self.formats.append(response_format)
+        return LLMResponse('{"verdict": "weaken", "reason": "doubt"}', finish_reason="stop")
+
+
+def test_assessment_schema_offers_the_model_its_four_verdicts_only() -> None:
+    llm = _SchemaSeen()
+    reply = llm.structured([ChatMessage("user", "weigh it")], AssessmentOut)
+    assert reply.value.verdict.verdict is Verdict.WEAKEN
+    [response_format] = llm.formats
+    assert response_format is not None
+    schema = response_format["schema"]
+    assert schema == AssessmentOut.model_json_schema()
+    assert [d["enum"] for d in schema["$defs"].values()] == [["reinforce", "weaken", "contradict", "neutral"]]
+    assert set(schema["properties"]) == {"verdict", "reason", "revised_opinion"}
+    assert "formed" not in schema_instruction(AssessmentOut)
+    with pytest.raises(ValidationError):
+        AssessmentOut.model_validate({"verdict": "formed"})
+
+
+@pytest.mark.parametrize("model", [OpinionsOut, AssessmentOut, ObservationsOut, BackgroundOut])
+def test_reasoning_schemas_hold_no_docstrings_or_titles(model: type[BaseModel]) -> None:
+    text = json.dumps(model.model_json_schema())
+    assert '"description"' not in text and '"title"' not in text
+    assert model.__name__ not in text
+
+
+def test_model_facing_schema_keeps_field_descriptions() -> None:
+    schema = {"title": "M", "description": "Docstring.", "properties": {"x": {"title": "X", "description": "say x"}},
+              "$defs": {"E": {"title": "E", "description": "Enum doc.", "enum": ["a"]}}}
+    assert model_facing(schema) == {"properties": {"x": {"description": "say x"}}, "$defs": {"E": {"enum": ["a"]}}}
 
 
 def test_observation_schema_reads_sources_in_any_shape() -> None:
