@@ -20,6 +20,7 @@ from hindsight.reflect.answer import cited_ids
 from hindsight.reflect.background import clip
 from hindsight.reflect.disposition import describe_disposition, strength_instruction, system_message
 from hindsight.reflect.opinions import updated_confidence
+from hindsight.reflect.prompts import answer_messages
 from hindsight.reflect.schemas import (
     AssessmentOut,
     BackgroundOut,
@@ -132,6 +133,16 @@ def _hit(uid: str) -> RecallHit:
     unit = MemoryUnit(id=uid, bank_id="b", text="t", network=Network.WORLD, occurred_start=None, occurred_end=None,
                       mentioned_at=NOW, source=Source(document_id="d"), content_hash="h", created_at=NOW)
     return RecallHit(unit=unit, text="t", tokens=1, channels=[], fused_score=1.0, score=1.0)
+
+
+def test_answer_prompt_asks_for_the_banks_own_judgment_instead_of_a_refusal() -> None:
+    system, user = answer_messages("You are Ava.", "Should Maya use DuckDB?", ["[1] (world) Maya tried DuckDB."], NOW)
+    rules = system.content
+    assert rules.startswith("You are Ava.") and "Question: Should Maya use DuckDB?" in user.content
+    assert "first person" in rules and "I think" in rules  # the bank speaks as itself
+    assert "judgment" in rules and "unsure" in rules  # a view with its doubts, not a refusal
+    assert "only when none of the memories bears on the question" in rules
+    assert "if they do not hold the answer, say that you do not know" not in rules
 
 
 def test_cited_ids_map_numbers_to_units_in_citation_order() -> None:
