@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 import pytest
 
 from hindsight.models import MemoryUnit, Network, Source
-from hindsight.reflect.opinion_check import check_opinions, rejection, states_not_knowing
+from hindsight.reflect.opinion_check import check_opinions, rejection, states_not_knowing, voiced
 from hindsight.reflect.schemas import OpinionOut
 from hindsight.reflect.types import RejectReason
 
@@ -88,6 +88,26 @@ def test_first_person_judgments_are_kept(text: str) -> None:
     assert rejection(text, QUERY, EVIDENCE) is None
 
 
+@pytest.mark.parametrize(
+    ("candidate", "answer", "expected"),
+    [
+        ("Priya is a good running coach for Maya", "I think Priya is a good running coach for Maya [1]. She helps.",
+         "I think Priya is a good running coach for Maya."),
+        ("Maya should use DuckDB.", "It is fast [2]. Overall, I believe that Maya should use DuckDB [2][3] now.",
+         "Overall, I believe that Maya should use DuckDB."),
+        ("Priya is a good coach.", "I doubt Priya is a good coach.", "I doubt Priya is a good coach."),  # stance kept
+        ("moving was good for Maya", "I\u2019d say moving was good for Maya!", "I'd say moving was good for Maya."),
+        ("Priya is a good coach", "Maya said Priya is a good coach [1].", None),  # the answer reports, not judges
+        ("Priya is a good coach", "I remember that Priya is a good coach.", None),  # a memory, not a stance
+        ("Priya is a great coach", "I think Priya is a good coach.", None),  # not the answer's words
+    ],
+)  # fmt: skip
+def test_a_third_person_candidate_is_the_banks_when_the_answer_voices_it(
+    candidate: str, answer: str, expected: str | None
+) -> None:
+    assert voiced(candidate, answer) == expected
+
+
 def test_states_not_knowing_reads_refusals_and_knowledge_gaps_only() -> None:
     assert states_not_knowing("I'm sorry, but I can't answer that.")
     assert states_not_knowing("I do not have any information about Priya.")
@@ -114,19 +134,20 @@ def test_check_keeps_opinions_in_order_and_reports_rejections_without_logging_te
 ) -> None:
     held = "I think Maya made a good move to Denver."
     evidence = [_unit(EVIDENCE[1], Network.WORLD), _unit(held, Network.OPINION)]
-    candidates = [
-        OpinionOut(opinion=t, confidence=0.6)
-        for t in ("I do not know.", "I think Denver suits Maya.", "Maya joined a running club in Boulder.", held)
-    ]
+    candidates = [OpinionOut(opinion=t, confidence=0.6) for t in (
+        "I do not know.", "I think Denver suits Maya.", "Maya joined a running club in Boulder.", held,
+        "Boulder is close to Denver.", "The club is good for Maya")]  # fmt: skip
+    answer = "I do not know much [1]. I think the club is good for Maya [1]."
     with caplog.at_level(logging.INFO, logger="hindsight.reflect.opinion_check"):
-        kept, rejected = check_opinions(candidates, QUERY, evidence)
-    # Repeating one of the bank's own opinions is a judgment reaffirmed, not a copied fact.
-    assert [o.opinion for o in kept] == ["I think Denver suits Maya.", held]
+        kept, rejected = check_opinions(candidates, QUERY, answer, evidence)
+    # Repeating one of the bank's own opinions is a judgment reaffirmed, not a copied fact; the answer voices the last.
+    assert [o.opinion for o in kept] == ["I think Denver suits Maya.", held, "I think the club is good for Maya."]
     assert [(r.text, r.reason) for r in rejected] == [
         ("I do not know.", RejectReason.NOT_KNOWING),
         ("Maya joined a running club in Boulder.", RejectReason.COPIES_EVIDENCE),
+        ("Boulder is close to Denver.", RejectReason.NOT_FIRST_PERSON),
     ]
     messages = [r.getMessage() for r in caplog.records]
-    assert len(messages) == 2 and "not_knowing" in messages[0] and "copies_evidence" in messages[1]
+    assert len(messages) == 3 and "not_knowing" in messages[0] and "copies_evidence" in messages[1]
     assert all(r.levelno == logging.INFO for r in caplog.records)
     assert not any("running club" in m or "do not know" in m for m in messages)

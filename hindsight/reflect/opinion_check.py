@@ -10,10 +10,14 @@ copied word for word. A candidate is rejected, with the first reason that applie
 - `empty`: says nothing beyond stance and filler words ("I think so.", "I agree."), or that it holds no opinion;
 - `copies_evidence`: is, once case, spacing and punctuation are set aside, a word-for-word span of one evidence unit;
 - `not_first_person`: does not speak as the bank (no "I", "my", "me"): a restatement of facts, not its judgment.
+  Unless the answer says it in the first person: small models take the "I think" off when they extract the opinion
+  of an answer that reads "I think Priya is a good coach [2]." Then the candidate is kept in the answer's words
+  ("I think Priya is a good coach."), stance included (an answer's "I doubt ..." stays a doubt).
 
 The rules look at the form of a sentence only (general English, nothing tuned to a data set). A third-person
-evaluation ("Denver suits Maya") is rejected: the prompt asks for "I think ...", and the form cannot tell whose view
-it is. Someone else's not knowing ("I think Maya does not know what she wants") is a judgment and stays.
+evaluation that the answer does not voice as the bank's ("Denver suits Maya") is rejected: the prompt asks for
+"I think ...", and the form cannot tell whose view it is. Someone else's not knowing ("I think Maya does not know what
+she wants") is a judgment and stays.
 """
 
 from __future__ import annotations
@@ -58,7 +62,16 @@ _NO_OPINION = re.compile(
     re.IGNORECASE,
 )
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|i'm|i've|i'd|i'll)\b", re.IGNORECASE)
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?", re.IGNORECASE)
+# The opening of a sentence that gives the speaker's view: "I think", "Overall, I believe that", "I'd say", "I doubt".
+_STANCE_OPENING = re.compile(
+    r"(?:(?:overall|so|yes|no|honestly|personally|still) )?(?:i|i'd|i'm) "
+    r"(?:(?:really|do|would|still|also|strongly|personally|firmly) )*"
+    r"(?:think|believe|feel|find|consider|expect|suspect|doubt|guess|suppose|reckon|say|"
+    r"(?:am )?(?:sure|convinced|confident|certain))(?: that)?"
+)
+_CITATIONS = re.compile(r"\s*\[\d{1,4}\]")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 # Stance verbs, pronouns and function words: a candidate made only of these says nothing.
 # fmt: off
 _FILLER = frozenset({
@@ -76,7 +89,7 @@ def _plain(text: str) -> str:
 
 
 def _words(text: str) -> list[str]:
-    return _WORD.findall(_plain(text).lower())
+    return [w.lower() for w in _WORD.findall(_plain(text))]
 
 
 def states_not_knowing(text: str) -> bool:
@@ -107,16 +120,36 @@ def rejection(text: str, query: str, evidence_texts: Sequence[str]) -> RejectRea
     return None
 
 
+def voiced(text: str, answer: str) -> str | None:
+    """The answer's own first-person statement of `text`: its first sentence that opens with a stance ("I think",
+    "I believe that", "I'd say") followed by the words of `text`, up to their end, without citations; None when the
+    answer does not say it so."""
+    words = _words(text)
+    if not words:
+        return None
+    for sentence in _SENTENCE_BREAK.split(_CITATIONS.sub("", _plain(answer))):
+        found = list(_WORD.finditer(sentence))
+        said = [m.group(0).lower() for m in found]
+        for i in range(len(said) - len(words) + 1):
+            if said[i : i + len(words)] == words and _STANCE_OPENING.fullmatch(" ".join(said[:i])):
+                return sentence[: found[i + len(words) - 1].end()] + "."
+    return None
+
+
 def check_opinions(
-    candidates: Sequence[OpinionOut], query: str, evidence: Sequence[MemoryUnit]
+    candidates: Sequence[OpinionOut], query: str, answer: str, evidence: Sequence[MemoryUnit]
 ) -> tuple[list[OpinionOut], list[RejectedOpinion]]:
-    """The candidates that are opinions, and the rejected ones with their reasons (logged, without their text). A
-    candidate may repeat one of the bank's own opinions: that is a judgment, reaffirmed, not a copy of a fact."""
+    """The candidates that are opinions (a third-person one that the answer voices in the first person, in the
+    answer's words), and the rejected ones with their reasons (logged, without their text). A candidate may repeat
+    one of the bank's own opinions: that is a judgment, reaffirmed, not a copy of a fact."""
     facts = [u.text for u in evidence if u.network != Network.OPINION]
     kept: list[OpinionOut] = []
     rejected: list[RejectedOpinion] = []
     for candidate in candidates:
         reason = rejection(candidate.opinion, query, facts)
+        said = voiced(candidate.opinion, answer) if reason is RejectReason.NOT_FIRST_PERSON else None
+        if said is not None:
+            reason, candidate = None, candidate.model_copy(update={"opinion": said})
         if reason is None:
             kept.append(candidate)
             continue

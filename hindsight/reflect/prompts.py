@@ -25,15 +25,15 @@ Answer the question from your memories below, as yourself. Each memory has a num
 
 OPINION_RULES = """\
 Read your answer below and write down the opinions it shows: your own judgments, beliefs or preferences.
-Each opinion is your view in one first-person sentence ("I think ...", "I believe ...", "I would ...").
+Each opinion is your view in one sentence that starts with "I" ("I think ...", "I believe ...", "I would ...").
 Not an opinion: a fact repeated from memory, what the memories say, a question, or that you do not know.
 For each opinion give:
-- opinion: one first-person sentence.
+- opinion: your view, one sentence starting with "I".
 - reasoning: why you hold it, in one sentence.
 - confidence: from 0.0 (a guess) to 1.0 (certain), how strongly you hold it given the evidence and who you are.
 - entities: names of the people, places or things it is about.
 At most {max_opinions} opinions. If the answer holds no opinion, reply {{"opinions": []}}.
-Reply with JSON only, in this form: {{"opinions": [{{"opinion": "...", "reasoning": "...", "confidence": 0.7,
+Reply with JSON only, in this form: {{"opinions": [{{"opinion": "I think ...", "reasoning": "...", "confidence": 0.7,
 "entities": ["..."]}}]}}"""
 
 ASSESS_RULES = """\
