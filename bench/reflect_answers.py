@@ -1,10 +1,11 @@
 """Reflect answers of a local model: how many refuse, and how many opinion candidates are kept or rejected.
 
-    python bench/reflect_answers.py [--model qwen-1.5b] [--runs 2] [--threads 1] [--json OUT]
+    python bench/reflect_answers.py [--model qwen-1.5b] [--runs 2] [--threads 1] [--demo] [--json OUT]
 
 A bank holds the shipped sample conversation (nlp extractor, so no LLM in retain) with the demo's profile. Its
 questions are those of bench/llm_tokens_per_second.py (the demo's reflect question and two others), asked at the
-demo's query time with the default reflect settings. Each run starts from a copy of the same bank (the opinions of
+demo's query time with the default reflect settings (--demo: the demo's, a 200-token answer cap and a 600-token
+evidence budget). Each run starts from a copy of the same bank (the opinions of
 one run do not feed the next) and loads the model with its own sampling seed (the run number). Printed and written
 per answer: the answer, whether it refuses (its first sentence is a refusal or says it does not know:
 `opinion_check.states_not_knowing`), the opinions kept, and the candidates rejected with their reasons. The commit is
@@ -33,7 +34,7 @@ from rich.markup import escape
 
 from bench.llm_tokens_per_second import REFLECT_QUESTIONS
 from hindsight import Hindsight, HindsightConfig, ReflectResult
-from hindsight.demo import PROFILE, QUERY_TIME
+from hindsight.demo import DEMO_CONFIG, PROFILE, QUERY_TIME, REFLECT_BUDGET
 from hindsight.embed.base import Embedder
 from hindsight.embed.factory import make_embedder
 from hindsight.llm.llamacpp_backend import LlamaCppLLM
@@ -74,15 +75,17 @@ def record(question: str, result: ReflectResult) -> dict[str, Any]:
 
 
 def run_once(
-    template: Path, work: Path, model: Path, seed: int, threads: int, embedder: Embedder
+    template: Path, work: Path, model: Path, seed: int, threads: int, embedder: Embedder, demo: bool
 ) -> list[dict[str, Any]]:
-    """Every question once, on a fresh copy of the bank, with the model loaded at `seed`."""
+    """Every question once, on a fresh copy of the bank, with the model loaded at `seed` (the demo's reflect
+    settings when `demo`)."""
     shutil.copytree(template, work)
     llm = LlamaCppLLM(model, n_threads=threads, n_ctx=4096, seed=seed)
+    config, budget = (DEMO_CONFIG, REFLECT_BUDGET) if demo else (CONFIG, None)
     answers = []
-    with Hindsight(work, HindsightConfig.from_dict(CONFIG), llm=llm, embedder=embedder) as hs:
+    with Hindsight(work, HindsightConfig.from_dict(config), llm=llm, embedder=embedder) as hs:
         for question in REFLECT_QUESTIONS:
-            entry = record(question, hs.bank("bench").reflect(question, query_time=QUERY_TIME))
+            entry = record(question, hs.bank("bench").reflect(question, budget=budget, query_time=QUERY_TIME))
             answers.append(entry | {"run": seed})
             show(entry)
     return answers
@@ -132,6 +135,7 @@ def main() -> None:
     parser.add_argument("--model", default="qwen-1.5b", help="local model name or GGUF path")
     parser.add_argument("--runs", type=int, default=2, help="runs of all questions, seeds 1..runs")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--demo", action="store_true", help="the demo's reflect settings instead of the defaults")
     parser.add_argument("--json", type=Path, default=None, help="write the answers and the summary here")
     args = parser.parse_args()
     model = resolve_model_path(args.model)
@@ -142,11 +146,12 @@ def main() -> None:
         with console.status("retaining the sample conversation..."):
             build_bank(template, embedder)
         for seed in range(1, args.runs + 1):
-            answers += run_once(template, Path(tmp) / f"run-{seed}", model, seed, args.threads, embedder)
+            answers += run_once(template, Path(tmp) / f"run-{seed}", model, seed, args.threads, embedder, args.demo)
     result = {
         "command": " ".join(["python", "bench/reflect_answers.py", *sys.argv[1:]]),
         "commit": _commit(),
         "model": args.model,
+        "settings": "demo" if args.demo else "default",
         "summary": summary(answers),
         "answers": answers,
     }

@@ -20,7 +20,7 @@ from hindsight.reflect.answer import cited_ids
 from hindsight.reflect.background import clip
 from hindsight.reflect.disposition import describe_disposition, strength_instruction, system_message
 from hindsight.reflect.opinions import updated_confidence
-from hindsight.reflect.prompts import answer_messages
+from hindsight.reflect.prompts import answer_messages, opinion_messages
 from hindsight.reflect.schemas import (
     AssessmentOut,
     BackgroundOut,
@@ -143,6 +143,13 @@ def test_answer_prompt_asks_for_the_banks_own_judgment_instead_of_a_refusal() ->
     assert "judgment" in rules and "unsure" in rules  # a view with its doubts, not a refusal
     assert "only when none of the memories bears on the question" in rules
     assert "if they do not hold the answer, say that you do not know" not in rules
+
+
+def test_opinion_prompt_asks_for_first_person_sentences_and_says_what_is_no_opinion() -> None:
+    system, user = opinion_messages("You are Ava.", "Should Maya use DuckDB?", "I think she should [1].", 2)
+    assert 'starts with "I"' in system.content and '"opinion": "I think ..."' in system.content
+    assert "a question, or that you do not know" in system.content and "At most 2 opinions" in system.content
+    assert user.content == "Question: Should Maya use DuckDB?\n\nYour answer: I think she should [1]."
 
 
 def test_cited_ids_map_numbers_to_units_in_citation_order() -> None:

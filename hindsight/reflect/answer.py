@@ -111,8 +111,7 @@ class Reflector:
             result.opinion_error = str(exc)
             log.warning("reflect: opinion extraction failed, the answer is kept without opinions: %s", exc)
             return exc.usage if isinstance(exc, StructuredOutputError) else LLMUsage()
-        opinions, result.rejected_opinions = check_opinions(candidates, result.query, result.answer,
-                                                                  result.evidence)
+        opinions, result.rejected_opinions = check_opinions(candidates, result.query, result.answer, result.evidence)
         try:
             result.opinions = self.former.store_opinions(bank, opinions[: self.config.max_opinions], result.evidence,
                                                          result.cited, at)
