@@ -138,6 +138,7 @@ def main() -> None:
     parser.add_argument("--demo", action="store_true", help="the demo's reflect settings instead of the defaults")
     parser.add_argument("--json", type=Path, default=None, help="write the answers and the summary here")
     args = parser.parse_args()
+    commit = _commit()  # the code that runs, before anything may change it
     model = resolve_model_path(args.model)
     embedder = make_embedder(HindsightConfig().embedder)
     answers: list[dict[str, Any]] = []
@@ -149,7 +150,7 @@ def main() -> None:
             answers += run_once(template, Path(tmp) / f"run-{seed}", model, seed, args.threads, embedder, args.demo)
     result = {
         "command": " ".join(["python", "bench/reflect_answers.py", *sys.argv[1:]]),
-        "commit": _commit(),
+        "commit": commit,
         "model": args.model,
         "settings": "demo" if args.demo else "default",
         "summary": summary(answers),
