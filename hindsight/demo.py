@@ -118,6 +118,8 @@ def show_reflect(bank: Bank, have_llm: bool) -> ReflectResult | None:
         more = f" +{len(ids) - 3}" if len(ids) > 3 else ""
         opinions.add_row(unit.id[:8], f"{unit.confidence:.2f}", unit.text, ", ".join(i[:8] for i in ids[:3]) + more)
     console.print(opinions if result.opinions else f"no opinion formed ({result.opinion_error or 'none stated'})")
+    for rejected in result.rejected_opinions:
+        console.print(f"not kept as an opinion ({rejected.reason.value}): {escape(rejected.text)}", soft_wrap=True)
     console.print(f"LLM usage: {result.usage.prompt_tokens} prompt + {result.usage.completion_tokens} completion "
                   f"tokens in {result.usage.calls} calls; {bank.pending()} items queued for bank.process_pending()")
     return result

@@ -3,8 +3,9 @@
 A worker process (tests/crash_reasoner.py) retains a conversation, which queues its facts for opinion reinforcement
 and its entities for observation, then works the queue off with a slow scripted LLM. It is killed with SIGKILL at
 random moments. After every kill the bank is reopened (no LLM) and must pass `check()`, hold no claim of the dead
-run, and every fact must be queued or weighed by an opinion, every entity with enough facts queued or observed, and
-no opinion may have weighed a fact twice. HINDSIGHT_FULL_RELIABILITY=1 runs 20 kills; the default is 3.
+run, and every fact retained after the opinions were formed must be queued or weighed by an opinion (none older
+than the opinion may be), every entity with enough facts queued or observed, and no opinion may have weighed a fact
+twice. HINDSIGHT_FULL_RELIABILITY=1 runs 20 kills; the default is 3.
 """
 
 from __future__ import annotations
@@ -57,13 +58,18 @@ def verify(memdir: Path, minilm: Embedder, llm: RoutingLLM | None = None) -> int
         queued = set(store._query("SELECT kind, key FROM pending_work WHERE bank_id='crash'"))
         opinions = bank.units(Network.OPINION)
         assert len(opinions) == 2
+        facts = {u.id: u for u in bank.units() if u.network in FACT_NETWORKS}
         weighed: set[str] = set()
         for opinion in opinions:
-            seen: list[str] = [i for e in bank.opinion_history(opinion.id) for i in e.evidence]
+            formed, *changes = bank.opinion_history(opinion.id)
+            seen: list[str] = [i for e in [formed, *changes] for i in e.evidence]
             assert len(seen) == len(set(seen)), f"opinion {opinion.id} weighed a fact twice"
-            weighed |= set(seen)
-        facts = [u for u in bank.units() if u.network in FACT_NETWORKS]
-        lost = [f.text for f in facts if ("reinforce", f.id) not in queued and f.id not in weighed]
+            later = [i for e in changes for i in e.evidence]
+            assert all(facts[i].created_at > opinion.created_at for i in later), "weighed a fact older than it"
+            weighed |= set(later)
+        # The prepared facts were retained before the opinions were formed: they are no new evidence for them.
+        newer = [f for f in facts.values() if f.created_at > min(o.created_at for o in opinions)]
+        lost = [f.text for f in newer if ("reinforce", f.id) not in queued and f.id not in weighed]
         assert not lost, f"facts neither queued nor weighed: {lost}"
         observed = {o.metadata["entity_id"] for o in bank.units(Network.OBSERVATION)}
         for entity in bank.entities():

@@ -76,3 +76,4 @@ def test_demo_reflects_with_the_local_model(
     for change in result.opinions:
         assert change.unit.id[:8] in out and f"{change.unit.confidence:.2f}" in out
     assert result.opinions or "no opinion formed" in out
+    assert all(f"not kept as an opinion ({r.reason.value})" in out for r in result.rejected_opinions)

@@ -91,8 +91,8 @@ def test_trajectory_follows_the_history_with_evidence_texts(bank: Bank) -> None:
     assert [p.text for p in settling.points] == [SETTLING, SETTLING, REVISED]
     assert [p.reason for p in settling.changes()] == ["a promotion", "she quit"]
     assert settling.latest is settling.points[-1]
-    times = [p.time for p in settling.points]
-    assert times == sorted(times)
+    # In the bank's time: formed at the reflect's query time, each change when its evidence was said.
+    assert [f"{p.time:%Y-%m-%d}" for p in settling.points] == ["2024-06-01", "2024-08-01", "2024-09-01"]
     formed = {e.text for e in settling.points[0].evidence}
     assert "Alice started a new job at Google in Mountain View." in " ".join(t or "" for t in formed)
     [promotion] = settling.points[1].evidence

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from hindsight import Hindsight, HindsightConfig, InvalidInputError, ReservedDoc
 from hindsight.embed.base import Embedder
 from hindsight.errors import LLMError, LLMNotConfiguredError
 from hindsight.models import BankProfile, Disposition, LinkType, Network
-from hindsight.reflect.types import Verdict
+from hindsight.reflect.types import RejectReason, Verdict
 from tests.fake_llm import FakeScriptedLLM
 
 ANSWER = "Alice works at Google [1] and adopted a cat [2]. I think Alice is settling in well."
@@ -251,3 +252,60 @@ def test_merge_background_first_person_and_validated(engine: Hindsight, fake: Fa
     with pytest.raises(InvalidInputError):
         bank.merge_background("  ")
     assert bank.profile().background == merged
+
+
+def test_candidates_that_are_not_opinions_are_reported_never_stored(engine: Hindsight, fake: FakeScriptedLLM) -> None:
+    bank = engine.bank("b")
+    copied = next(u.text for u in bank.units() if "Miso" in u.text)
+    junk = [{"opinion": "I do not know.", "confidence": 0.5}, {"opinion": "How is Alice doing?", "confidence": 0.5},
+            {"opinion": copied, "confidence": 0.9}]
+    fake.replies += [ANSWER, _opinions(*junk, OPINION)]
+    result = bank.reflect("How is Alice doing?", query_time="2024-06-01")
+    # The opinion comes fourth, after three candidates that are not opinions: max_opinions (3) counts kept ones.
+    assert [c.unit.text for c in result.opinions] == [OPINION["opinion"]]
+    assert [(r.text, r.reason) for r in result.rejected_opinions] == [
+        ("I do not know.", RejectReason.NOT_KNOWING), ("How is Alice doing?", RejectReason.QUESTION),
+        (copied, RejectReason.COPIES_EVIDENCE)]
+    assert [u.text for u in bank.units(Network.OPINION)] == [OPINION["opinion"]]
+
+
+def test_facts_retained_before_an_opinion_are_not_new_evidence_for_it(engine: Hindsight, fake: FakeScriptedLLM) -> None:
+    bank = engine.bank("b")
+    bank.retain("Alice got promoted at Google after three months.", timestamp="2024-08-01", document_id="d3")
+    bank.retain("Alice leads a small team at Google.", timestamp="2024-08-02", document_id="d4")
+    assert bank.pending() == 2  # queued at retain, not worked off before the opinion exists
+    fake.replies += ["Alice works at Google [1]. I think Alice is settling in well.", _opinions(OPINION)]
+    [formed] = bank.reflect("How is Alice doing?", query_time="2024-09-01").opinions
+    assert len(formed.event.evidence) == 1  # one of the four facts; the others were only retained before
+    calls = len(fake.prompts)
+    report = bank.process_pending()
+    assert (report.reinforced, report.failures, len(fake.prompts), bank.pending()) == ([], 0, calls, 0)
+    bank.retain("Alice won an award at Google.", timestamp="2024-09-15", document_id="d5")
+    fake.replies.append(json.dumps({"verdict": "reinforce", "reason": "an award"}))
+    [change] = bank.process_pending().reinforced
+    award = next(u.id for u in bank.units() if "award" in u.text)
+    assert change.event.evidence == [award]
+
+
+def test_opinion_events_are_dated_in_the_bank_time(engine: Hindsight, fake: FakeScriptedLLM) -> None:
+    bank = engine.bank("b")
+    opinion = _reflect_once(engine, fake)  # query_time 2024-06-01
+    bank.retain("Alice got promoted at Google after three months.", timestamp="2024-08-01", document_id="d3")
+    bank.retain("Alice leads a small team at Google.", timestamp="2024-07-15", document_id="d4")
+    fake.replies.append(json.dumps({"verdict": "reinforce", "reason": "a promotion and a team"}))
+    [change] = bank.process_pending().reinforced
+    assert len(change.event.evidence) == 2
+    bank.retain("Alice said in May that she missed her old job.", timestamp="2024-05-20", document_id="d5")
+    fake.replies.append(json.dumps({"verdict": "weaken", "reason": "she missed her old job"}))
+    bank.process_pending()
+    fake.replies += [ANSWER, _opinions(OPINION)]
+    before = datetime.now(timezone.utc)
+    bank.reflect("How is Alice doing?")  # no query time: the same opinion, reinforced now
+    after = datetime.now(timezone.utc)
+    history = bank.opinion_history(opinion)
+    assert [e.verdict for e in history] == [Verdict.FORMED, Verdict.REINFORCE, Verdict.WEAKEN, Verdict.REINFORCE]
+    # Formation at the query time; a reinforcement when its latest fact was said; history stays in applied order.
+    assert [e.at for e in history[:3]] == [datetime(2024, 6, 1, tzinfo=timezone.utc),
+                                           datetime(2024, 8, 1, tzinfo=timezone.utc),
+                                           datetime(2024, 5, 20, tzinfo=timezone.utc)]
+    assert before <= history[3].at <= after

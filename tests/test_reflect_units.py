@@ -2,22 +2,35 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from hindsight.llm.base import LLMUsage
+from hindsight.llm.base import ChatMessage, LLMResponse, LLMUsage, schema_instruction
+from hindsight.llm.llamacpp_backend import LlamaCppLLM
 from hindsight.models import BankProfile, Disposition, MemoryUnit, Network, Source
 from hindsight.recall.types import RecallHit
 from hindsight.reflect.answer import cited_ids
 from hindsight.reflect.background import clip
 from hindsight.reflect.disposition import describe_disposition, strength_instruction, system_message
 from hindsight.reflect.opinions import updated_confidence
-from hindsight.reflect.schemas import AssessmentOut, ObservationOut, ObservationsOut, OpinionOut
-from hindsight.reflect.types import OpinionEvent, Verdict
+from hindsight.reflect.prompts import answer_messages, opinion_messages
+from hindsight.reflect.schemas import (
+    AssessmentOut,
+    BackgroundOut,
+    ObservationOut,
+    ObservationsOut,
+    OpinionOut,
+    OpinionsOut,
+    model_facing,
+)
+from hindsight.reflect.types import Assessment, OpinionEvent, Verdict
 from hindsight.store.base import PendingItem, WriteBatch
 from hindsight.store.sqlite import SQLiteStore
 from hindsight.store.sqlite_schema import SCHEMA
@@ -49,10 +62,52 @@ def test_opinion_schema_is_lenient_where_small_models_are_sloppy() -> None:
 
 def test_assessment_schema_maps_verdict_aliases_and_null_revisions() -> None:
     a = AssessmentOut.model_validate({"verdict": "Supports", "reason": None, "revised_opinion": "null"})
-    assert (a.verdict, a.reason, a.revised_opinion) == (Verdict.REINFORCE, "", None)
+    assert (a.verdict, a.reason, a.revised_opinion) == (Assessment.REINFORCE, "", None)
+    assert a.verdict.verdict is Verdict.REINFORCE
     assert AssessmentOut.model_validate({"verdict": "contradicts", "revised": "I now think X."}).revised_opinion
     with pytest.raises(ValidationError):
         AssessmentOut.model_validate({"verdict": "maybe"})
+
+
+class _SchemaSeen(LlamaCppLLM):
+    """The llamacpp backend up to the model: records the response format (the grammar's schema) it would send."""
+
+    def __init__(self) -> None:
+        super().__init__("unused.gguf")
+        self.formats: list[dict[str, Any] | None] = []
+
+    def _chat(self, messages: Sequence[ChatMessage], max_tokens: int | None, temperature: float | None,
+              response_format: dict[str, Any] | None) -> LLMResponse:
+        self.formats.append(response_format)
+        return LLMResponse('{"verdict": "weaken", "reason": "doubt"}', finish_reason="stop")
+
+
+def test_assessment_schema_offers_the_model_its_four_verdicts_only() -> None:
+    llm = _SchemaSeen()
+    reply = llm.structured([ChatMessage("user", "weigh it")], AssessmentOut)
+    assert reply.value.verdict.verdict is Verdict.WEAKEN
+    [response_format] = llm.formats
+    assert response_format is not None
+    schema = response_format["schema"]
+    assert schema == AssessmentOut.model_json_schema()
+    assert [d["enum"] for d in schema["$defs"].values()] == [["reinforce", "weaken", "contradict", "neutral"]]
+    assert set(schema["properties"]) == {"verdict", "reason", "revised_opinion"}
+    assert "formed" not in schema_instruction(AssessmentOut)
+    with pytest.raises(ValidationError):
+        AssessmentOut.model_validate({"verdict": "formed"})
+
+
+@pytest.mark.parametrize("model", [OpinionsOut, AssessmentOut, ObservationsOut, BackgroundOut])
+def test_reasoning_schemas_hold_no_docstrings_or_titles(model: type[BaseModel]) -> None:
+    text = json.dumps(model.model_json_schema())
+    assert '"description"' not in text and '"title"' not in text
+    assert model.__name__ not in text
+
+
+def test_model_facing_schema_keeps_field_descriptions() -> None:
+    schema = {"title": "M", "description": "Docstring.", "properties": {"x": {"title": "X", "description": "say x"}},
+              "$defs": {"E": {"title": "E", "description": "Enum doc.", "enum": ["a"]}}}
+    assert model_facing(schema) == {"properties": {"x": {"description": "say x"}}, "$defs": {"E": {"enum": ["a"]}}}
 
 
 def test_observation_schema_reads_sources_in_any_shape() -> None:
@@ -78,6 +133,23 @@ def _hit(uid: str) -> RecallHit:
     unit = MemoryUnit(id=uid, bank_id="b", text="t", network=Network.WORLD, occurred_start=None, occurred_end=None,
                       mentioned_at=NOW, source=Source(document_id="d"), content_hash="h", created_at=NOW)
     return RecallHit(unit=unit, text="t", tokens=1, channels=[], fused_score=1.0, score=1.0)
+
+
+def test_answer_prompt_asks_for_the_banks_own_judgment_instead_of_a_refusal() -> None:
+    system, user = answer_messages("You are Ava.", "Should Maya use DuckDB?", ["[1] (world) Maya tried DuckDB."], NOW)
+    rules = system.content
+    assert rules.startswith("You are Ava.") and "Question: Should Maya use DuckDB?" in user.content
+    assert "first person" in rules and "I think" in rules  # the bank speaks as itself
+    assert "judgment" in rules and "unsure" in rules  # a view with its doubts, not a refusal
+    assert "only when none of the memories bears on the question" in rules
+    assert "if they do not hold the answer, say that you do not know" not in rules
+
+
+def test_opinion_prompt_asks_for_first_person_sentences_and_says_what_is_no_opinion() -> None:
+    system, user = opinion_messages("You are Ava.", "Should Maya use DuckDB?", "I think she should [1].", 2)
+    assert 'starts with "I"' in system.content and '"opinion": "I think ..."' in system.content
+    assert "a question, or that you do not know" in system.content and "At most 2 opinions" in system.content
+    assert user.content == "Question: Should Maya use DuckDB?\n\nYour answer: I think she should [1]."
 
 
 def test_cited_ids_map_numbers_to_units_in_citation_order() -> None:

@@ -2,7 +2,9 @@
 
 Built on the bank's opinion history (`Bank.opinion_history`): one point per recorded event (formed, reinforce,
 weaken, contradict), with the verdict the LLM gave, the confidence after it, the opinion's text then (a contradiction
-may revise it), the LLM's reason, and the evidence units read back from the bank.
+may revise it), the LLM's reason, and the evidence units read back from the bank. Points keep the order the events
+were applied in; their times are the bank's time (`OpinionEvent.at`: when the evidence was said, or the reflect's
+query time), so an imported or backfilled history still reads as a trajectory over the story it tells.
 """
 
 from __future__ import annotations
@@ -97,7 +99,8 @@ def _held(bank: Bank) -> list[_Held]:
 
 
 def _ranked(held: list[_Held], by: OpinionOrder) -> list[_Held]:
-    """Most changes (then most recent) first, most confident first, or most recently changed first."""
+    """Most changes (then most recent) first, most confident first, or most recently changed (in the bank's time)
+    first."""
     if by == "changes":
         return sorted(held, key=lambda h: (h.changes, h.last), reverse=True)
     if by == "confidence":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from hindsight.config import ReflectConfig
@@ -23,6 +24,7 @@ from hindsight.recall.pipeline import RecallPipeline
 from hindsight.recall.request import non_negative_int
 from hindsight.recall.types import RecallHit
 from hindsight.reflect.disposition import system_message
+from hindsight.reflect.opinion_check import check_opinions
 from hindsight.reflect.opinions import OpinionFormer
 from hindsight.reflect.prompts import answer_messages, memory_line, opinion_messages
 from hindsight.reflect.types import ReflectResult, Usage
@@ -70,7 +72,9 @@ class Reflector:
     ) -> ReflectResult:
         """Raises InvalidInputError (or ContentTooLargeError) for a bad query, budget or time, before any LLM call,
         and LLMError when the answer cannot be generated. A failed opinion extraction is logged and reported in the
-        result (`opinion_error`); the answer stands. A refusal is returned as the answer, without opinions."""
+        result (`opinion_error`); the answer stands. A refusal is returned as the answer, without opinions. Candidates
+        that are not opinions (opinion_check.py) are reported in `rejected_opinions`, never stored. Opinion events are
+        dated at the query time (the bank's time), now when none is given."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("reflect needs a non-empty query string")
         if budget is not None and non_negative_int(budget, "budget") < 1:
@@ -92,23 +96,25 @@ class Reflector:
             result.opinion_error = "the answer is a refusal: it shows no opinion"
             log.info("reflect: the model refused to answer; no opinions are formed")
         elif self.config.form_opinions and self.config.max_opinions > 0:
-            usage = usage + self._opinions(bank, identity, result)
+            usage = usage + self._opinions(bank, identity, result, recalled.query_time)
         result.usage = Usage.of(usage)
         log.debug("reflect %r: %d memories, %d cited, %d opinions, usage %s", recalled.query[:60], len(hits),
                   len(cited), len(result.opinions), usage)
         return result
 
-    def _opinions(self, bank: BankHandle, identity: str, result: ReflectResult) -> LLMUsage:
-        """Extract and store the answer's opinions into `result`; returns the usage."""
+    def _opinions(self, bank: BankHandle, identity: str, result: ReflectResult, at: datetime) -> LLMUsage:
+        """Extract, check and store the answer's opinions into `result`; returns the usage."""
         messages = opinion_messages(identity, result.query, result.answer, self.config.max_opinions)
         try:
-            opinions, usage = self.former.extract(messages)
+            candidates, usage = self.former.extract(messages)
         except LLMError as exc:
             result.opinion_error = str(exc)
             log.warning("reflect: opinion extraction failed, the answer is kept without opinions: %s", exc)
             return exc.usage if isinstance(exc, StructuredOutputError) else LLMUsage()
+        opinions, result.rejected_opinions = check_opinions(candidates, result.query, result.answer, result.evidence)
         try:
-            result.opinions = self.former.store_opinions(bank, opinions, result.evidence, result.cited)
+            result.opinions = self.former.store_opinions(bank, opinions[: self.config.max_opinions], result.evidence,
+                                                         result.cited, at)
         except SourcesForgottenError as exc:
             result.opinion_error = str(exc)
             log.warning("reflect: the opinions are not stored, their evidence was forgotten meanwhile: %s", exc)

@@ -67,18 +67,24 @@ class OpinionFormer(Stage):
     """Extracts the opinions a reflect answer shows (paper appendix A.5) and stores or reinforces them."""
 
     def extract(self, messages: Sequence[ChatMessage]) -> tuple[list[OpinionOut], LLMUsage]:
-        """The opinions of one answer (at most `max_opinions`); raises LLMError when the model fails."""
+        """The opinion candidates of one answer, as the model gave them; raises LLMError when the model fails."""
         reply = self.llm.structured(messages, OpinionsOut, max_retries=self.max_retries,
                                     max_tokens=self.config.opinion_max_tokens, temperature=self.config.temperature)
-        return reply.value.opinions[: self.config.max_opinions], reply.usage
+        return reply.value.opinions, reply.usage
 
     def store_opinions(
-        self, bank: BankHandle, opinions: Sequence[OpinionOut], evidence: Sequence[MemoryUnit], cited: Sequence[str]
+        self,
+        bank: BankHandle,
+        opinions: Sequence[OpinionOut],
+        evidence: Sequence[MemoryUnit],
+        cited: Sequence[str],
+        at: datetime | None = None,
     ) -> list[OpinionChange]:
-        """Store new opinions, or reinforce a held one that says the same; all in one transaction."""
+        """Store new opinions, or reinforce a held one that says the same; all in one transaction. Their events are
+        dated `at` (the bank's time of the reflect), default now."""
         if not opinions:
             return []
-        now = datetime.now(timezone.utc)
+        when = at or datetime.now(timezone.utc)
         refs = self.store.unit_entities(bank.bank_id, [u.id for u in evidence])
         held = OpinionVectors.load(self.store, bank.bank_id)
         vectors, _ = self.writer.embedder.embed([o.opinion for o in opinions])
@@ -97,14 +103,14 @@ class OpinionFormer(Stage):
                 previous[unit.id] = unit.confidence
                 updates.append(UnitUpdate(unit.id, confidence=confidence))
                 events.append(OpinionEvent(unit_id=unit.id, verdict=Verdict.REINFORCE, confidence=confidence,
-                                           text=unit.text, evidence=[s.id for s in sources], reason=reason, at=now))
+                                           text=unit.text, evidence=[s.id for s in sources], reason=reason, at=when))
                 continue
             derived = DerivedUnit(text=out.opinion, network=Network.OPINION, document_id=OPINIONS_DOCUMENT,
                                   sources=sources, confidence=out.confidence, entities=entities,
                                   metadata={"reasoning": reason})
             add.append(derived)
             events.append(OpinionEvent(unit_id=derived.id, verdict=Verdict.FORMED, confidence=out.confidence,
-                                       text=out.opinion, evidence=[s.id for s in sources], reason=reason, at=now))
+                                       text=out.opinion, evidence=[s.id for s in sources], reason=reason, at=when))
         self.writer.write(bank, add, updates=updates, events=events)
         units = {u.id: u for u in self.store.get_units(bank.bank_id, [e.unit_id for e in events])}
         return [OpinionChange(unit=units[e.unit_id], event=e, previous_confidence=previous.get(e.unit_id))

@@ -13,23 +13,27 @@ from hindsight.llm.base import ChatMessage
 from hindsight.models import MemoryUnit, Network, as_utc
 
 ANSWER_RULES = """\
-Answer the question from your memories below. Each memory has a number in brackets.
-- Use only what the memories say; if they do not hold the answer, say that you do not know.
-- Cite the memories you use by their numbers, like [1] or [2][3].
+Answer the question from your memories below, as yourself. Each memory has a number in brackets.
+- Speak in the first person ("I remember ...", "I think ..."). Cite the memories you use by their numbers, like [1]
+  or [2][3]. Take facts only from the memories; do not invent any.
+- When the question asks for a judgment, an opinion or advice, give your own judgment ("I think ..."): weigh what
+  the memories show, say what you conclude and why, and then what you are unsure of. Do not refuse because the
+  memories do not settle the question.
+- Say that you do not know only when none of the memories bears on the question, and say what is missing.
 - Memories marked "opinion" are your own earlier judgments, with how confident you were.
-- Give your own view where the question asks for one, in the first person.
 - Be brief: a few sentences."""
 
 OPINION_RULES = """\
-Read your answer below and write down the opinions it shows: your own judgments, beliefs or preferences,
-in the first person ("I think ...", "I believe ..."). Not facts repeated from memory.
+Read your answer below and write down the opinions it shows: your own judgments, beliefs or preferences.
+Each opinion is your view in one sentence that starts with "I" ("I think ...", "I believe ...", "I would ...").
+Not an opinion: a fact repeated from memory, what the memories say, a question, or that you do not know.
 For each opinion give:
-- opinion: one first-person sentence.
+- opinion: your view, one sentence starting with "I".
 - reasoning: why you hold it, in one sentence.
 - confidence: from 0.0 (a guess) to 1.0 (certain), how strongly you hold it given the evidence and who you are.
 - entities: names of the people, places or things it is about.
 At most {max_opinions} opinions. If the answer holds no opinion, reply {{"opinions": []}}.
-Reply with JSON only, in this form: {{"opinions": [{{"opinion": "...", "reasoning": "...", "confidence": 0.7,
+Reply with JSON only, in this form: {{"opinions": [{{"opinion": "I think ...", "reasoning": "...", "confidence": 0.7,
 "entities": ["..."]}}]}}"""
 
 ASSESS_RULES = """\

@@ -3,8 +3,12 @@
 Candidates of a new fact are the opinions that share an entity with it or whose embedding is close to it
 (cosine > reinforce_cosine). Each candidate opinion is assessed once against all of its new facts; the verdict
 moves its confidence by the update rule, a contradiction may also revise its text, and every change is recorded
-in the opinion's history with the facts as evidence. A fact already in an opinion's history (its formation evidence,
-or an earlier assessment that a crash or close kept from being marked done) is not weighed again.
+in the opinion's history with the facts as evidence, dated when the facts happened (the latest `mentioned_at`).
+
+A fact is new evidence for an opinion only if it was retained after the opinion was formed (a fact queued at retain
+time may be worked off only after a later reflect formed an opinion from it, or beside it) and is not already in the
+opinion's history (its formation evidence, or an earlier assessment that a crash or close kept from being marked
+done).
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 
 from hindsight.errors import LLMError
 from hindsight.llm.base import LLMUsage, StructuredOutputError
@@ -46,7 +49,8 @@ class Reinforcer(Stage):
     """Assesses held opinions against new facts and applies the update rule."""
 
     def candidates(self, bank_id: str, facts: Sequence[MemoryUnit]) -> dict[str, list[MemoryUnit]]:
-        """Opinion id -> the new facts it is a candidate for (entity-sharing first, then the closest)."""
+        """Opinion id -> the facts it is a candidate for, in the order given (each fact: entity-sharing opinions first,
+        then the closest)."""
         held = OpinionVectors.load(self.store, bank_id)
         if not held.ids or not facts:
             return {}
@@ -59,9 +63,7 @@ class Reinforcer(Stage):
                                                    {Network.OPINION}, k)
             close = [oid for oid, _ in held.similar(vector, self.config.reinforce_cosine)]
             for oid in list(dict.fromkeys([*sharing, *close]))[:k]:
-                facts_of = out.setdefault(oid, [])
-                if len(facts_of) < self.config.reinforce_max_facts:
-                    facts_of.append(fact)
+                out.setdefault(oid, []).append(fact)
         return out
 
     def process(self, bank: BankHandle, fact_ids: Sequence[str], should_stop: Callable[[], bool]) -> ReinforceOutcome:
@@ -73,11 +75,10 @@ class Reinforcer(Stage):
             if should_stop():
                 outcome.complete = False
                 return outcome
-            weighed = {i for e in self.store.opinion_history(bank.bank_id, opinion_id) for i in e.evidence}
             found = self.store.get_units(bank.bank_id, [opinion_id])
-            evidence = [f for f in evidence if f.id not in weighed]
-            if not found or not evidence:
-                continue  # forgotten meanwhile, or these facts were already weighed
+            evidence = self._new_evidence(bank.bank_id, found[0], evidence) if found else []
+            if not evidence:
+                continue  # forgotten meanwhile, or no fact is new to it
             try:
                 change = self._assess(bank, found[0], evidence, outcome)
             except SourcesForgottenError as exc:
@@ -95,6 +96,13 @@ class Reinforcer(Stage):
                 outcome.changes.append(change)
         return outcome
 
+    def _new_evidence(self, bank_id: str, opinion: MemoryUnit, facts: list[MemoryUnit]) -> list[MemoryUnit]:
+        """The first `reinforce_max_facts` facts that were retained after the opinion was formed and that it has not
+        weighed yet (see the module docstring)."""
+        weighed = {i for e in self.store.opinion_history(bank_id, opinion.id) for i in e.evidence}
+        new = [f for f in facts if f.created_at > opinion.created_at and f.id not in weighed]
+        return new[: self.config.reinforce_max_facts]
+
     def _assess(
         self, bank: BankHandle, opinion: MemoryUnit, evidence: list[MemoryUnit], outcome: ReinforceOutcome
     ) -> OpinionChange | None:
@@ -106,7 +114,7 @@ class Reinforcer(Stage):
             outcome.usage = outcome.usage + exc.usage
             raise
         outcome.usage = outcome.usage + reply.usage
-        verdict = reply.value.verdict
+        verdict = reply.value.verdict.verdict
         if verdict == Verdict.NEUTRAL:
             return None
         before = opinion.confidence if opinion.confidence is not None else 0.5
@@ -115,7 +123,7 @@ class Reinforcer(Stage):
         text = revised.strip() if revised and revised.strip() else opinion.text
         event = OpinionEvent(unit_id=opinion.id, verdict=verdict, confidence=confidence, text=text,
                              evidence=[f.id for f in evidence], reason=reply.value.reason,
-                             at=datetime.now(timezone.utc))
+                             at=max(f.mentioned_at for f in evidence))
         if text != opinion.text:
             self.writer.write(bank, revisions=[Revision(opinion.id, text, confidence)], events=[event])
         else:

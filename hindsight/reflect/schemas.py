@@ -1,7 +1,8 @@
 """Pydantic schemas of the LLM's reasoning output: opinions (paper appendix A.5), assessments, observations.
 
 Lenient where small models are sloppy (aliases, percent confidences, strings for lists), strict where it matters
-(an opinion needs text, a verdict must be one of the four).
+(an opinion needs text, a verdict must be one of the four). The JSON schema the model is given (in the prompt, as a
+llama.cpp grammar, as an OpenAI response format) holds only what it fills: no class docstrings, no generated titles.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ import re
 from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic.json_schema import DEFAULT_REF_TEMPLATE, GenerateJsonSchema, JsonSchemaMode
 
-from hindsight.reflect.types import Verdict
+from hindsight.reflect.types import Assessment
 from hindsight.retain.normalize import clean_text
 
 _VERDICT_ALIASES = {
@@ -42,8 +44,37 @@ def _names(value: Any) -> Any:
     return value
 
 
+def model_facing(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema without class names, class docstrings and generated field titles, which are for readers of the
+    code, not for the model; field descriptions stay."""
+
+    def bare(node: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in node.items() if k not in ("title", "description")}
+        if isinstance(out.get("properties"), dict):
+            out["properties"] = {name: {k: v for k, v in field.items() if k != "title"}
+                                 for name, field in out["properties"].items()}
+        return out
+
+    top = bare(schema)
+    if isinstance(top.get("$defs"), dict):  # nested models and enums are always defined here
+        top["$defs"] = {name: bare(d) for name, d in top["$defs"].items()}
+    return top
+
+
 class _Lenient(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    @classmethod
+    def model_json_schema(
+        cls,
+        by_alias: bool | None = None,
+        ref_template: str = DEFAULT_REF_TEMPLATE,
+        schema_generator: type[GenerateJsonSchema] = GenerateJsonSchema,
+        mode: JsonSchemaMode = "validation",
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """The schema every backend sends (instructor and llama.cpp call this too), made `model_facing`."""
+        return model_facing(super().model_json_schema(by_alias, ref_template, schema_generator, mode, **kwargs))
 
     @field_validator("*", mode="before")
     @classmethod
@@ -87,7 +118,7 @@ class OpinionsOut(_Lenient):
 class AssessmentOut(_Lenient):
     """How new facts bear on one opinion; a contradiction may come with the opinion rewritten."""
 
-    verdict: Verdict
+    verdict: Assessment
     reason: str = ""
     revised_opinion: str | None = Field(None, validation_alias=AliasChoices("revised_opinion", "revised", "revision"))
 

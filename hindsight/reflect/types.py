@@ -21,8 +21,22 @@ class Verdict(str, Enum):
     NEUTRAL = "neutral"
 
 
+class Assessment(str, Enum):
+    """The verdicts the LLM may give when it weighs new facts against an opinion (no `formed`)."""
+
+    REINFORCE = "reinforce"
+    WEAKEN = "weaken"
+    CONTRADICT = "contradict"
+    NEUTRAL = "neutral"
+
+    @property
+    def verdict(self) -> Verdict:
+        return Verdict(self.value)
+
+
 class OpinionEvent(BaseModel):
-    """One point of an opinion's trajectory: its confidence (and text) after evidence arrived."""
+    """One point of an opinion's trajectory: its confidence (and text) after evidence arrived. `at` is in the bank's
+    time: when the evidence happened (the latest `mentioned_at` of the facts weighed), or the reflect's query time."""
 
     unit_id: str
     verdict: Verdict
@@ -31,6 +45,23 @@ class OpinionEvent(BaseModel):
     evidence: list[str] = Field(default_factory=list)  # unit ids
     reason: str = ""
     at: datetime
+
+
+class RejectReason(str, Enum):
+    """Why an opinion candidate is not an opinion (hindsight/reflect/opinion_check.py says what each means)."""
+
+    NOT_KNOWING = "not_knowing"
+    QUESTION = "question"
+    EMPTY = "empty"
+    COPIES_EVIDENCE = "copies_evidence"
+    NOT_FIRST_PERSON = "not_first_person"
+
+
+class RejectedOpinion(BaseModel):
+    """An opinion candidate of a reflect answer that was not stored, and why."""
+
+    text: str
+    reason: RejectReason
 
 
 class OpinionChange(BaseModel):
@@ -66,6 +97,7 @@ class ReflectResult(BaseModel):
     evidence: list[MemoryUnit]
     cited: list[str] = Field(default_factory=list)  # evidence unit ids the answer names explicitly
     opinions: list[OpinionChange] = Field(default_factory=list)
+    rejected_opinions: list[RejectedOpinion] = Field(default_factory=list)  # candidates that are not opinions
     opinion_error: str | None = None  # why no opinions were formed, when extraction failed
     usage: Usage = Field(default_factory=Usage)
 

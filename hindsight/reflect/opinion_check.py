@@ -1,0 +1,160 @@
+"""Which extracted opinion candidates are opinions at all, before any is stored.
+
+An opinion is a first-person judgment or belief of the bank (paper appendix A.5). Small models also hand back, as
+"opinions", a statement that they do not know, the question itself, a fact restated in the third person, or a memory
+copied word for word. A candidate is rejected, with the first reason that applies, when it:
+
+- `not_knowing`: is a refusal, or says that the bank does not know or has no information (about its own knowledge,
+  not about the world: "there is no evidence that the supplement works" is a judgment and stays);
+- `question`: asks a question, or repeats the query;
+- `empty`: says nothing beyond stance and filler words ("I think so.", "I agree."), or that it holds no opinion;
+- `copies_evidence`: is, once case, spacing and punctuation are set aside, a word-for-word span of one evidence unit;
+- `not_first_person`: does not speak as the bank (no "I", "my", "me"): a restatement of facts, not its judgment.
+  Unless the answer says it in the first person: small models take the "I think" off when they extract the opinion
+  of an answer that reads "I think Priya is a good coach [2]." Then the candidate is kept in the answer's words
+  ("I think Priya is a good coach."), stance included (an answer's "I doubt ..." stays a doubt).
+
+The rules look at the form of a sentence only (general English, nothing tuned to a data set). A third-person
+evaluation that the answer does not voice as the bank's ("Denver suits Maya") is rejected: the prompt asks for
+"I think ...", and the form cannot tell whose view it is. Someone else's not knowing ("I think Maya does not know what
+she wants") is a judgment and stays.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+
+from hindsight.llm.base import is_refusal
+from hindsight.models import MemoryUnit, Network
+from hindsight.reflect.schemas import OpinionOut
+from hindsight.reflect.types import RejectedOpinion, RejectReason
+
+log = logging.getLogger(__name__)
+
+# The bank speaking of its own lack of knowledge (first person or impersonal), never of someone else's: "I think Maya
+# does not know what she wants" is a judgment. "evidence" is not an information word: "there is no evidence that the
+# supplement works" is a (skeptical) judgment about a claim.
+_INFO = r"(?:information|info|details?|data|memor(?:y|ies)|context|records?)"
+_NOT_KNOWING = re.compile(
+    r"\b(?:"
+    r"(?:i|we)(?: really| simply| just)? (?:do|did|can|could)(?:n't| not|not) (?:really )?"
+    r"(?:know|tell|say|determine|answer|recall|remember)\b"
+    r"|(?:i'm|i am|we're|we are) (?:not |un)able to (?:know|tell|say|determine|answer)\b"
+    rf"|(?:i|we) (?:do(?:n't| not) have (?:any|enough|sufficient)|have (?:no|insufficient|limited|not enough)) {_INFO}"
+    rf"|there(?: is|'s| are) (?:no|insufficient|limited|not enough) {_INFO}"
+    rf"|there(?: is|'s| are)(?:n't| not) (?:any|enough|sufficient) {_INFO}"
+    rf"|no {_INFO} (?:about|on|regarding|of)\b"
+    r"|(?:my|the) memor(?:y|ies) (?:do|does|did)(?:n't| not) (?:say|mention|show|contain|include|specify|tell)\b"
+    r"|nothing in (?:my|the) memor"
+    rf"|(?:is|are|was|were)(?:n't| not) (?:mentioned|stated|specified|provided|given) in (?:my|the) {_INFO}"
+    r"|(?:impossible|not possible) to (?:say|tell|know|determine)\b"
+    r"|cannot be (?:determined|known|answered)\b"
+    r"|\bunknown\W*$"
+    r")",
+    re.IGNORECASE,
+)
+_STANCE = r"(?:opinion|view|judg(?:e)?ment|preference|stance|position)s?\b"
+_NO_OPINION = re.compile(
+    rf"\b(?:(?:have|hold) no (?:strong |particular |real )?{_STANCE}"
+    rf"|(?:do(?:n't| not)|cannot|can't|can not) (?:have|hold|form|give|offer) (?:an?|any) (?:strong |real )?{_STANCE})",
+    re.IGNORECASE,
+)
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|i'm|i've|i'd|i'll)\b", re.IGNORECASE)
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?", re.IGNORECASE)
+# The opening of a sentence that gives the speaker's view: "I think", "Overall, I believe that", "I'd say", "I doubt".
+_STANCE_OPENING = re.compile(
+    r"(?:(?:overall|so|yes|no|honestly|personally|still) )?(?:i|i'd|i'm) "
+    r"(?:(?:really|do|would|still|also|strongly|personally|firmly) )*"
+    r"(?:think|believe|feel|find|consider|expect|suspect|doubt|guess|suppose|reckon|say|"
+    r"(?:am )?(?:sure|convinced|confident|certain))(?: that)?"
+)
+_CITATIONS = re.compile(r"\s*\[\d{1,4}\]")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+# Stance verbs, pronouns and function words: a candidate made only of these says nothing.
+# fmt: off
+_FILLER = frozenset({
+    "i", "me", "my", "myself", "it", "this", "that", "so", "too", "also", "yes", "no", "not", "do", "does", "did",
+    "am", "is", "are", "was", "be", "would", "could", "should", "will", "can", "think", "believe", "feel", "guess",
+    "suppose", "agree", "disagree", "say", "sure", "maybe", "perhaps", "indeed", "really", "quite", "very", "the", "a",
+    "an", "i'm", "i'd", "i've", "it's", "that's", "don't",
+})
+# fmt: on
+_MIN_COPY_WORDS = 4  # shorter spans ("I think so") are common phrases, not copies
+
+
+def _plain(text: str) -> str:
+    return text.replace("\u2019", "'").replace("\u2018", "'").strip().strip("\"'").strip()
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(_plain(text))]
+
+
+def states_not_knowing(text: str) -> bool:
+    """True for a refusal or a statement that the speaker does not know or has no information."""
+    plain = _plain(text)
+    return is_refusal(plain) or bool(_NOT_KNOWING.search(plain))
+
+
+def _contains(haystack: list[str], needle: list[str]) -> bool:
+    """Whether `needle` occurs in `haystack` as a run of consecutive words."""
+    n = len(needle)
+    return any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1))
+
+
+def rejection(text: str, query: str, evidence_texts: Sequence[str]) -> RejectReason | None:
+    """Why `text` is not an opinion of the bank (see the module docstring), or None when it is one."""
+    plain, words = _plain(text), _words(text)
+    if plain.endswith("?") or (words and words == _words(query)):
+        return RejectReason.QUESTION
+    if states_not_knowing(plain):
+        return RejectReason.NOT_KNOWING
+    if all(w in _FILLER for w in words) or _NO_OPINION.search(plain):
+        return RejectReason.EMPTY
+    if len(words) >= _MIN_COPY_WORDS and any(_contains(_words(e), words) for e in evidence_texts):
+        return RejectReason.COPIES_EVIDENCE
+    if not _FIRST_PERSON.search(plain):
+        return RejectReason.NOT_FIRST_PERSON
+    return None
+
+
+def voiced(text: str, answer: str) -> str | None:
+    """The answer's own first-person statement of `text`: its first sentence that opens with a stance ("I think",
+    "I believe that", "I'd say") followed by the words of `text`, up to their end, without citations; None when the
+    answer does not say it so."""
+    words = _words(text)
+    if not words:
+        return None
+    for sentence in _SENTENCE_BREAK.split(_CITATIONS.sub("", _plain(answer))):
+        found = list(_WORD.finditer(sentence))
+        said = [m.group(0).lower() for m in found]
+        for i in range(len(said) - len(words) + 1):
+            if said[i : i + len(words)] == words and _STANCE_OPENING.fullmatch(" ".join(said[:i])):
+                return sentence[: found[i + len(words) - 1].end()] + "."
+    return None
+
+
+def check_opinions(
+    candidates: Sequence[OpinionOut], query: str, answer: str, evidence: Sequence[MemoryUnit]
+) -> tuple[list[OpinionOut], list[RejectedOpinion]]:
+    """The candidates that are opinions (a third-person one that the answer voices in the first person, in the
+    answer's words), and the rejected ones with their reasons (logged, without their text). A candidate may repeat
+    one of the bank's own opinions: that is a judgment, reaffirmed, not a copy of a fact."""
+    facts = [u.text for u in evidence if u.network != Network.OPINION]
+    kept: list[OpinionOut] = []
+    rejected: list[RejectedOpinion] = []
+    for candidate in candidates:
+        reason = rejection(candidate.opinion, query, facts)
+        said = voiced(candidate.opinion, answer) if reason is RejectReason.NOT_FIRST_PERSON else None
+        if said is not None:
+            reason, candidate = None, candidate.model_copy(update={"opinion": said})
+        if reason is None:
+            kept.append(candidate)
+            continue
+        rejected.append(RejectedOpinion(text=candidate.opinion, reason=reason))
+        log.info(
+            "reflect: an opinion candidate (%d characters) is not stored: %s", len(candidate.opinion), reason.value
+        )
+    return kept, rejected

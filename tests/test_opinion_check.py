@@ -1,0 +1,153 @@
+"""Which opinion candidates are opinions: one test per rule of hindsight/reflect/opinion_check.py, and the filter that
+reflect applies (kept, rejected with reasons, logged without the text)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+
+import pytest
+
+from hindsight.models import MemoryUnit, Network, Source
+from hindsight.reflect.opinion_check import check_opinions, rejection, states_not_knowing, voiced
+from hindsight.reflect.schemas import OpinionOut
+from hindsight.reflect.types import RejectReason
+
+QUERY = "Was moving to Denver a good decision for Maya?"
+EVIDENCE = [
+    "Maya: I moved to Denver in May and it was the best decision I made this year. | Ava: Great to hear!",
+    "Maya joined a running club in Boulder.",
+]
+NOW = datetime(2024, 7, 1, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I do not know.",
+        "I don't know whether Maya is happy in Denver.",
+        "I can\u2019t tell if the move was good for her.",
+        "I'm sorry, I cannot help with that.",
+        "I am unable to determine whether the move was good.",
+        "I don't have enough information to judge the move.",
+        "There is no information about Maya's feelings in my memories.",
+        "There isn't enough context to answer.",
+        "My memories do not say how Maya feels about Denver.",
+        "Her salary is not mentioned in my memories.",
+        "It is impossible to say whether the move paid off.",
+        "Whether she is happy is unknown.",
+    ],
+)
+def test_statements_of_not_knowing_are_rejected(text: str) -> None:
+    assert rejection(text, QUERY, EVIDENCE) is RejectReason.NOT_KNOWING
+
+
+@pytest.mark.parametrize("text", [QUERY, "Was moving to Denver a good decision for Maya", "Is Denver a good city?"])
+def test_questions_and_the_query_itself_are_rejected(text: str) -> None:
+    assert rejection(text, QUERY, EVIDENCE) is RejectReason.QUESTION
+
+
+@pytest.mark.parametrize(
+    "text", ["I think so.", "I agree.", "Yes, I do.", "I have no opinion on this.", "I don't have a strong view."]
+)
+def test_candidates_empty_of_judgment_are_rejected(text: str) -> None:
+    assert rejection(text, QUERY, EVIDENCE) is RejectReason.EMPTY
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I moved to Denver in May and it was the best decision I made this year.",  # Maya's words, not the bank's
+        "maya joined a running club in boulder",  # case and punctuation aside
+    ],
+)
+def test_verbatim_copies_of_one_evidence_unit_are_rejected(text: str) -> None:
+    assert rejection(text, QUERY, EVIDENCE) is RejectReason.COPIES_EVIDENCE
+
+
+@pytest.mark.parametrize(
+    "text", ["Maya moved to Denver in May.", "Moving to Denver was good for Maya.", "Maya runs with a club."]
+)
+def test_third_person_restatements_are_rejected(text: str) -> None:
+    assert rejection(text, QUERY, EVIDENCE) is RejectReason.NOT_FIRST_PERSON
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I think moving to Denver was a good decision for Maya.",  # the query's words, as a judgment
+        "I believe the running club in Boulder keeps Maya motivated.",
+        "I like Denver.",
+        "I am not sure Priya is the right coach for Maya.",  # doubt is a stance
+        "I think Maya does not know yet whether she will stay.",  # someone else's not knowing
+        "I think there is no evidence that the supplement works.",  # a skeptical judgment about a claim
+        "I think Maya joined a running club.",  # a belief, not a copy: the span is the bank's own sentence
+    ],
+)
+def test_first_person_judgments_are_kept(text: str) -> None:
+    assert rejection(text, QUERY, EVIDENCE) is None
+
+
+@pytest.mark.parametrize(
+    ("candidate", "answer", "expected"),
+    [
+        ("Priya is a good running coach for Maya", "I think Priya is a good running coach for Maya [1]. She helps.",
+         "I think Priya is a good running coach for Maya."),
+        ("Maya should use DuckDB.", "It is fast [2]. Overall, I believe that Maya should use DuckDB [2][3] now.",
+         "Overall, I believe that Maya should use DuckDB."),
+        ("Priya is a good coach.", "I doubt Priya is a good coach.", "I doubt Priya is a good coach."),  # stance kept
+        ("moving was good for Maya", "I\u2019d say moving was good for Maya!", "I'd say moving was good for Maya."),
+        ("Priya is a good coach", "Maya said Priya is a good coach [1].", None),  # the answer reports, not judges
+        ("Priya is a good coach", "I remember that Priya is a good coach.", None),  # a memory, not a stance
+        ("Priya is a great coach", "I think Priya is a good coach.", None),  # not the answer's words
+    ],
+)  # fmt: skip
+def test_a_third_person_candidate_is_the_banks_when_the_answer_voices_it(
+    candidate: str, answer: str, expected: str | None
+) -> None:
+    assert voiced(candidate, answer) == expected
+
+
+def test_states_not_knowing_reads_refusals_and_knowledge_gaps_only() -> None:
+    assert states_not_knowing("I'm sorry, but I can't answer that.")
+    assert states_not_knowing("I do not have any information about Priya.")
+    assert not states_not_knowing("I think Priya is a good coach, though I am not sure how long she has coached.")
+
+
+def _unit(text: str, network: Network) -> MemoryUnit:
+    return MemoryUnit(
+        id=text[:8],
+        bank_id="b",
+        text=text,
+        network=network,
+        occurred_start=None,
+        occurred_end=None,
+        mentioned_at=NOW,
+        source=Source(document_id="d"),
+        content_hash="h",
+        created_at=NOW,
+    )
+
+
+def test_check_keeps_opinions_in_order_and_reports_rejections_without_logging_text(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    held = "I think Maya made a good move to Denver."
+    evidence = [_unit(EVIDENCE[1], Network.WORLD), _unit(held, Network.OPINION)]
+    candidates = [OpinionOut(opinion=t, confidence=0.6) for t in (
+        "I do not know.", "I think Denver suits Maya.", "Maya joined a running club in Boulder.", held,
+        "Boulder is close to Denver.", "The club is good for Maya")]  # fmt: skip
+    answer = "I do not know much [1]. I think the club is good for Maya [1]."
+    with caplog.at_level(logging.INFO, logger="hindsight.reflect.opinion_check"):
+        kept, rejected = check_opinions(candidates, QUERY, answer, evidence)
+    # Repeating one of the bank's own opinions is a judgment reaffirmed, not a copied fact; the answer voices the last.
+    assert [o.opinion for o in kept] == ["I think Denver suits Maya.", held, "I think the club is good for Maya."]
+    assert [(r.text, r.reason) for r in rejected] == [
+        ("I do not know.", RejectReason.NOT_KNOWING),
+        ("Maya joined a running club in Boulder.", RejectReason.COPIES_EVIDENCE),
+        ("Boulder is close to Denver.", RejectReason.NOT_FIRST_PERSON),
+    ]
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 3 and "not_knowing" in messages[0] and "copies_evidence" in messages[1]
+    assert all(r.levelno == logging.INFO for r in caplog.records)
+    assert not any("running club" in m or "do not know" in m for m in messages)
