@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console
 
 from hindsight import ExtractionError, Hindsight, HindsightConfig
-from hindsight.demo import PROFILE, QUERY_TIME, REFLECT_QUESTION
+from hindsight.demo import QUERY_TIME, REFLECT_QUESTION, retain_sample
 from hindsight.llm.base import ChatMessage, LLMResponse, LLMUsage
 from hindsight.llm.llamacpp_backend import LlamaCppLLM
 from hindsight.llm.local_models import resolve_model_path
@@ -139,9 +139,7 @@ def _reflect(llm: RecordingLlamaCpp, runs: int) -> dict[str, Any]:
     config = HindsightConfig.from_dict({"reflect": {"background": False}})
     with tempfile.TemporaryDirectory(prefix="bench-reflect-") as tmp, Hindsight(tmp, config, llm=llm) as hs:
         bank = hs.bank("bench")
-        bank.set_profile(PROFILE)
-        for s in load_sample():
-            bank.retain(s.messages, timestamp=s.date, document_id=s.id)
+        retain_sample(bank)
         usage, clock, opinions, errors = LLMUsage(), Clock(), 0, []
         for question in (REFLECT_QUESTIONS * runs)[:runs]:
             with clock:

@@ -34,13 +34,12 @@ from rich.markup import escape
 
 from bench.llm_tokens_per_second import REFLECT_QUESTIONS
 from hindsight import Hindsight, HindsightConfig, ReflectResult
-from hindsight.demo import DEMO_CONFIG, PROFILE, QUERY_TIME, REFLECT_BUDGET
+from hindsight.demo import DEMO_CONFIG, QUERY_TIME, REFLECT_BUDGET, retain_sample
 from hindsight.embed.base import Embedder
 from hindsight.embed.factory import make_embedder
 from hindsight.llm.llamacpp_backend import LlamaCppLLM
 from hindsight.llm.local_models import resolve_model_path
 from hindsight.reflect.opinion_check import states_not_knowing
-from hindsight.sample import load_sample
 
 console = Console()
 CONFIG = {"reflect": {"background": False}}
@@ -57,9 +56,7 @@ def build_bank(directory: Path, embedder: Embedder) -> None:
     config = HindsightConfig.from_dict({**CONFIG, "llm": {"backend": "none"}})
     with Hindsight(directory, config, embedder=embedder) as hs:
         bank = hs.bank("bench")
-        bank.set_profile(PROFILE)
-        for s in load_sample():
-            bank.retain(s.messages, timestamp=s.date, document_id=s.id)
+        retain_sample(bank)
 
 
 def record(question: str, result: ReflectResult) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from hindsight import (
     HindsightConfig,
     LLMNotConfiguredError,
     ReflectResult,
+    RetainResult,
 )
 from hindsight.embed.base import Embedder
 from hindsight.inspect import explain_recall
@@ -50,17 +51,22 @@ DEMO_CONFIG = {"reflect": {"background": False, "answer_max_tokens": 200}}
 REFLECT_BUDGET = 600  # tokens of evidence: the recall demo's 400, plus room for the opinion-relevant facts
 
 
+def retain_sample(bank: Bank) -> list[RetainResult]:
+    """The demo's bank: Ava's profile and the sessions of the shipped sample conversation, one retain each."""
+    bank.set_profile(PROFILE)
+    return [bank.retain(s.messages, timestamp=s.date, document_id=s.id) for s in load_sample()]
+
+
 def run(directory: str, *, llm: LLM | None = None, embedder: Embedder | None = None) -> ReflectResult | None:
     """The whole demo in `directory`; the reflect result, or None without an LLM. `llm` and `embedder` default to
     the configured ones (the auto backend finds an installed local model)."""
     with Hindsight(directory, HindsightConfig.from_dict(DEMO_CONFIG), llm=llm, embedder=embedder) as hs:
         bank = hs.bank("demo")
-        bank.set_profile(PROFILE)
         with console.status("retaining the sample conversation (loads MiniLM and spaCy)..."):
-            for session in load_sample():
-                r = bank.retain(session.messages, timestamp=session.date, document_id=session.id)
-                console.print(f"retained session [bold]{session.id}[/] ({session.date:%Y-%m-%d}): "
-                              f"{r.created} new units, {r.unchanged} unchanged")
+            retained = retain_sample(bank)
+        for session, r in zip(load_sample(), retained, strict=True):
+            console.print(f"retained session [bold]{session.id}[/] ({session.date:%Y-%m-%d}): "
+                          f"{r.created} new units, {r.unchanged} unchanged")
         units = Table("network", "occurred", "entities", "text", title="memory units")
         for u in bank.units():
             span = f"{u.occurred_start:%Y-%m-%d}" if u.occurred_start else ""
