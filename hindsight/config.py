@@ -35,7 +35,7 @@ class ExtractorConfig(_Section):
     # A window takes the next turn only while its text stays within this size, so a short turn is not packed and
     # embedded together with a long one (a user question beside a long assistant reply). On 19 LongMemEval-S dev
     # questions 1000 (against 2000) lifted budget evidence recall @1024 from 0.50 to 0.62 with equal session recall;
-    # LoCoMo's turns are short, and its units do not change.
+    # LoCoMo dev (short turns) keeps evidence recall@10 0.614 (docs/BENCHMARKS.md).
     window_max_chars: int = Field(1000, ge=100, description="chars of text a multi-turn window may hold")
     # Answers follow questions across window boundaries; a unit can quote the end of the turn just before it (its
     # question, when it asks one) so that the answer is found by the question's words. Off by default: on the
