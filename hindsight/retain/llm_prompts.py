@@ -6,13 +6,14 @@ from collections.abc import Sequence
 
 from hindsight.llm.base import ChatMessage
 from hindsight.models import Turn, as_utc
+from hindsight.retain.llm_schema import MAX_FACTS_PER_CALL
 
 # The worked example is our own invention (no benchmark data). 2024-03-04 is a Monday, so
 # "on Saturday" resolves to 2024-03-02.
-EXTRACTION_SYSTEM_PROMPT = """\
+EXTRACTION_SYSTEM_PROMPT = f"""\
 You turn a conversation into memories for an AI assistant.
 
-Write 2 to 5 facts. Each fact sums up a whole exchange (several turns), not one sentence.
+Write 2 to {MAX_FACTS_PER_CALL} facts. """ + """Each fact sums up a whole exchange (several turns), not one sentence.
 Each fact must make sense alone: replace "he", "she", "it", "there" with the names they mean,
 and say who people are, like "Emily (the user's roommate)".
 

@@ -23,6 +23,13 @@ from pydantic import (
 
 logger = logging.getLogger(__name__)
 
+# Upper bounds shown in the schema (maxItems), not enforced on validation: a constrained decoder (llama.cpp's
+# grammar) cannot go past them, so a small model that writes one fact per turn, or loops over a list, still
+# closes its JSON within max_tokens. A hosted model that writes more is not rejected for it.
+MAX_FACTS_PER_CALL = 5
+MAX_ENTITIES_PER_FACT = 10
+MAX_CAUSAL_PER_FACT = 3
+
 RelationType = Literal["causes", "caused_by", "enables", "prevents"]
 FactType = Literal["world", "experience"]
 
@@ -170,10 +177,11 @@ class ExtractedFactOut(BaseModel):
     fact_type: FactType = Field(default="world", description="experience = the assistant's own actions")
     occurred_start: str | None = Field(default=None, description="YYYY-MM-DD or null")
     occurred_end: str | None = Field(default=None, description="YYYY-MM-DD or null")
-    entities: list[str] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list, json_schema_extra={"maxItems": MAX_ENTITIES_PER_FACT})
     causal_relations: list[CausalRelationOut] = Field(
         default_factory=list,
         validation_alias=AliasChoices("causal_relations", "causal", "relations"),
+        json_schema_extra={"maxItems": MAX_CAUSAL_PER_FACT},
     )
 
     @model_validator(mode="before")
@@ -247,7 +255,7 @@ class FactExtractionOut(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    facts: list[ExtractedFactOut]
+    facts: list[ExtractedFactOut] = Field(json_schema_extra={"maxItems": MAX_FACTS_PER_CALL})
 
     @model_validator(mode="before")
     @classmethod

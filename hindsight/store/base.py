@@ -135,7 +135,7 @@ class UnitFilter:
         return self.networks is not None or self.as_of is not None
 
 
-@dataclass
+@dataclass(slots=True)
 class GraphEdge:
     """A link seen from one of its ends (`src`, a label asked for) to the other (`dst`), which passed the filter."""
 
@@ -145,6 +145,8 @@ class GraphEdge:
     type: LinkType
     subtype: str | None
     weight: float
+    shared_entities: tuple[str, ...] = ()
+    """For an entity link: the ids of the entities both ends mention."""
 
 
 @dataclass(frozen=True)
@@ -250,7 +252,8 @@ class MemoryStore(ABC):
     def neighbour_links(
         self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None
     ) -> list[GraphEdge]:
-        """Every link touching one of `labels`, either direction, seen from that end; the far end passes the filter."""
+        """Every link touching one of `labels`, either direction, seen from that end; the far end passes the filter.
+        Entity links carry the entities their two ends share."""
     @abstractmethod
     def units_in_time(
         self, bank_id: str, start: datetime, end: datetime, margin_s: float, limit: int,

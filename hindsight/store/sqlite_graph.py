@@ -18,6 +18,7 @@ from hindsight.store.sqlite_util import marks as _marks
 # A unit's occurrence interval; without one, the moment it was mentioned.
 _START = "coalesce(occurred_start, occurred_end, mentioned_at)"
 _END = "coalesce(occurred_end, occurred_start, mentioned_at)"
+_LINK_TYPES = {t.value: t for t in LinkType}  # a dict lookup: LinkType(value) is slow in the recall hot loop
 
 
 class GraphQueries:
@@ -126,13 +127,18 @@ class GraphQueries:
         out: list[GraphEdge] = []
         for part in _chunks(sorted(set(labels))):
             # One pass per direction, each an index lookup: the primary key leads with src, links_dst with dst.
+            # The entities an entity link's ends share come along: two primary-key probes per mention, in SQLite.
             for near, far in (("src", "dst"), ("dst", "src")):
                 rows = self._query(
-                    f"SELECT l.{near}, l.{far}, u.id, l.type, l.subtype, l.weight FROM links l "
+                    f"SELECT l.{near}, l.{far}, u.id, l.type, l.subtype, l.weight, "
+                    "CASE WHEN l.type='entity' THEN (SELECT group_concat(a.entity_id, ' ') FROM unit_entities a "
+                    f"JOIN unit_entities b ON b.entity_id=a.entity_id AND b.unit_label=l.{far} "
+                    f"WHERE a.unit_label=l.{near}) END FROM links l "
                     f"JOIN units u ON u.label=l.{far} WHERE l.{near} IN ({_marks(len(part))}) AND +u.bank_id=?{where}",
                     (*part, bank_id, *params),
                 )
-                out += [GraphEdge(r[0], r[1], r[2], LinkType(r[3]), r[4], r[5]) for r in rows]
+                out += [GraphEdge(r[0], r[1], r[2], _LINK_TYPES[r[3]], r[4], r[5], tuple(r[6].split()) if r[6] else ())
+                        for r in rows]
         return out
 
     def units_in_time(
