@@ -21,7 +21,7 @@ from hindsight.llm.base import (
 from hindsight.models import CausalKind, Document, Network, Turn
 from hindsight.retain.llm_extractor import LLMExtractor, compose_text, time_phrase
 from hindsight.retain.llm_prompts import extraction_messages
-from hindsight.retain.llm_schema import ExtractedFactOut, FactExtractionOut
+from hindsight.retain.llm_schema import MAX_FACTS_PER_CALL, ExtractedFactOut, FactExtractionOut
 from tests.fake_llm import FakeScriptedLLM
 
 T0 = datetime(2024, 6, 10, 9, 30, tzinfo=UTC)  # a Monday
@@ -318,3 +318,15 @@ def test_reask_shows_only_the_latest_bad_reply() -> None:
     last = llm.prompts[2]
     assert [m.role for m in last] == ["system", "user", "assistant", "user"]
     assert last[0].content.startswith("sys\n\n") and last[2].content == "second bad"
+
+
+def test_schema_shown_to_the_model_bounds_its_lists_and_has_no_titles() -> None:
+    schema = FactExtractionOut.model_json_schema()
+    fact = schema["$defs"]["ExtractedFactOut"]
+    assert schema["properties"]["facts"]["maxItems"] == MAX_FACTS_PER_CALL
+    assert fact["properties"]["entities"]["maxItems"] > 0 and fact["properties"]["causal_relations"]["maxItems"] > 0
+    assert "title" not in json.dumps(schema) and f"2 to {MAX_FACTS_PER_CALL} facts" in extraction_messages(
+        [Turn(index=0, turn_id="t0", speaker=None, role=None, text="hi", timestamp=T0)])[0].content
+    # Bounds guide a constrained decoder; a longer list from a hosted model is still accepted.
+    many = FactExtractionOut.model_validate({"facts": [{"what": f"fact {i}"} for i in range(MAX_FACTS_PER_CALL + 2)]})
+    assert len(many.facts) == MAX_FACTS_PER_CALL + 2

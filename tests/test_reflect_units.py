@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from hindsight.llm.base import ChatMessage, LLMResponse, LLMUsage, schema_instruction
 from hindsight.llm.llamacpp_backend import LlamaCppLLM
+from hindsight.llm.schema import model_facing
 from hindsight.models import BankProfile, Disposition, MemoryUnit, Network, Source
 from hindsight.recall.types import RecallHit
 from hindsight.reflect.answer import cited_ids
@@ -28,7 +29,6 @@ from hindsight.reflect.schemas import (
     ObservationsOut,
     OpinionOut,
     OpinionsOut,
-    model_facing,
 )
 from hindsight.reflect.types import Assessment, OpinionEvent, Verdict
 from hindsight.store.base import PendingItem, WriteBatch

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
-from pydantic.json_schema import DEFAULT_REF_TEMPLATE, GenerateJsonSchema, JsonSchemaMode
+from pydantic import AliasChoices, ConfigDict, Field, field_validator
 
+from hindsight.llm.schema import ModelFacing
 from hindsight.reflect.types import Assessment
 from hindsight.retain.normalize import clean_text
 
@@ -44,37 +44,8 @@ def _names(value: Any) -> Any:
     return value
 
 
-def model_facing(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema without class names, class docstrings and generated field titles, which are for readers of the
-    code, not for the model; field descriptions stay."""
-
-    def bare(node: dict[str, Any]) -> dict[str, Any]:
-        out = {k: v for k, v in node.items() if k not in ("title", "description")}
-        if isinstance(out.get("properties"), dict):
-            out["properties"] = {name: {k: v for k, v in field.items() if k != "title"}
-                                 for name, field in out["properties"].items()}
-        return out
-
-    top = bare(schema)
-    if isinstance(top.get("$defs"), dict):  # nested models and enums are always defined here
-        top["$defs"] = {name: bare(d) for name, d in top["$defs"].items()}
-    return top
-
-
-class _Lenient(BaseModel):
+class _Lenient(ModelFacing):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-    @classmethod
-    def model_json_schema(
-        cls,
-        by_alias: bool | None = None,
-        ref_template: str = DEFAULT_REF_TEMPLATE,
-        schema_generator: type[GenerateJsonSchema] = GenerateJsonSchema,
-        mode: JsonSchemaMode = "validation",
-        **kwargs: Any,
-    ) -> dict[str, Any]:
-        """The schema every backend sends (instructor and llama.cpp call this too), made `model_facing`."""
-        return model_facing(super().model_json_schema(by_alias, ref_template, schema_generator, mode, **kwargs))
 
     @field_validator("*", mode="before")
     @classmethod

@@ -13,13 +13,14 @@ from typing import Any, Literal
 
 from pydantic import (
     AliasChoices,
-    BaseModel,
     ConfigDict,
     Field,
     ValidationError,
     field_validator,
     model_validator,
 )
+
+from hindsight.llm.schema import ModelFacing
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +125,7 @@ def _normalize_bound(raw: Any, *, end: bool, field_name: str) -> tuple[str, Gran
     return (moment.isoformat() if granularity == "instant" else moment.date().isoformat()), granularity
 
 
-class CausalRelationOut(BaseModel):
+class CausalRelationOut(ModelFacing):
     """A causal link from the fact holding it to an earlier fact of the same output."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
@@ -158,7 +159,7 @@ class CausalRelationOut(BaseModel):
             return value  # let pydantic report it
 
 
-class ExtractedFactOut(BaseModel):
+class ExtractedFactOut(ModelFacing):
     """One narrative fact as the LLM writes it."""
 
     # `what` and `fact_type` have lenient defaults (an empty fact is dropped, not fatal), but the
@@ -250,7 +251,7 @@ class ExtractedFactOut(BaseModel):
         return kept
 
 
-class FactExtractionOut(BaseModel):
+class FactExtractionOut(ModelFacing):
     """The LLM's whole extraction output for one chunk of conversation."""
 
     model_config = ConfigDict(extra="ignore")
