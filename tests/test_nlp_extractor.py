@@ -33,6 +33,18 @@ def test_windows_pair_turns_and_break_on_day_change(extractor: NLPExtractor) -> 
     assert [[t.turn_id for t in w] for w in extractor.windows(d.turns)] == [["t0", "t1"], ["t2"], ["t3"]]
 
 
+def test_question_breaks_keep_a_question_with_its_answer(extractor: NLPExtractor) -> None:
+    d = doc(("Ann", "user", "I got back from Lisbon.", DAY1), ("Ava", "assistant", "Nice! Did Bob enjoy it? :)", DAY1),
+            ("Ann", "user", "He loved the tram.", DAY1), ("Ava", "assistant", "Great.", DAY1),
+            ("Ann", "user", "Any tips?", DAY1), ("Ann", "user", "For Porto, I mean?", DAY1))
+    assert [[t.turn_id for t in w] for w in extractor.windows(d.turns)] == [["t0", "t1"], ["t2", "t3"], ["t4", "t5"]]
+    breaking = NLPExtractor(ExtractorConfig(window_question_breaks=True))
+    # Ava's question opens the unit of Ann's answer; a question followed by the same speaker breaks nothing, and a
+    # question at the end has no answer to keep.
+    assert [[t.turn_id for t in w] for w in breaking.windows(d.turns)] == [["t0"], ["t1", "t2"], ["t3", "t4"],
+                                                                           ["t5"]]
+
+
 def test_a_short_turn_is_not_windowed_with_a_long_one() -> None:
     question, reply = "Which hiking boots did I buy?", "You bought the Trailmaster boots. " * 20  # ~680 chars
     d = doc(("Ann", "user", question, DAY1), ("Ava", "assistant", reply, DAY1), ("Ann", "user", "Thanks!", DAY1),

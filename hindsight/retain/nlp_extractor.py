@@ -30,6 +30,7 @@ _CAUSAL_CUE = re.compile(
     r"this is why|due to (?:that|this)|thanks to (?:that|this))\b",
     re.IGNORECASE,
 )
+_QUESTION_END = re.compile(r"\?[^\w]*$")
 _ASSISTANT_ROLES = frozenset({"assistant", "agent", "ai", "bot", "system"})
 
 
@@ -50,15 +51,17 @@ class NLPExtractor(Extractor):
         self.ner = SpacyNER(config.ner_labels)
 
     def windows(self, turns: list[Turn]) -> list[list[Turn]]:
-        """Consecutive turns, at most window_turns and window_max_chars per window, never crossing a day boundary."""
+        """Consecutive turns, at most window_turns and window_max_chars per window, never crossing a day boundary;
+        with window_question_breaks, a turn that asks the next speaker a question starts a window."""
         out: list[list[Turn]] = []
-        for turn in turns:
+        for i, turn in enumerate(turns):
             current = out[-1] if out else None
             if (
                 current is not None
                 and len(current) < self.config.window_turns
                 and current[-1].timestamp.date() == turn.timestamp.date()
                 and sum(len(t.text) for t in current) + len(turn.text) <= self.config.window_max_chars
+                and not (self.config.window_question_breaks and _asks_next(turn, turns[i + 1 : i + 2]))
             ):
                 current.append(turn)
             else:
@@ -154,3 +157,9 @@ class NLPExtractor(Extractor):
             metadata={"time_source": time_source},
             context=lead,
         )
+
+
+def _asks_next(turn: Turn, following: list[Turn]) -> bool:
+    """Whether the turn ends with a question and the next turn, by another speaker, may answer it."""
+    return (bool(following) and following[0].speaker != turn.speaker
+            and _QUESTION_END.search(turn.text.strip()) is not None)
