@@ -60,13 +60,15 @@ def test_opinion_schema_is_lenient_where_small_models_are_sloppy() -> None:
         OpinionOut.model_validate({"opinion": "I like it.", "confidence": -0.2})
 
 
-def test_assessment_schema_maps_verdict_aliases_and_null_revisions() -> None:
-    a = AssessmentOut.model_validate({"verdict": "Supports", "reason": None, "revised_opinion": "null"})
-    assert (a.verdict, a.reason, a.revised_opinion) == (Assessment.REINFORCE, "", None)
-    assert a.verdict.verdict is Verdict.REINFORCE
+def test_assessment_schema_maps_answers_to_verdicts_and_accepts_verdict_words() -> None:
+    a = AssessmentOut.model_validate({"answer": "Agrees", "reason": None, "revised_opinion": "null"})
+    assert (a.answer, a.reason, a.revised_opinion) == (Assessment.AGREES, "", None)
+    assert [a.verdict for a in Assessment] == [Verdict.REINFORCE, Verdict.WEAKEN, Verdict.CONTRADICT, Verdict.NEUTRAL]
+    # The update rule's own words (and a model that names the field "verdict") are understood too.
+    assert AssessmentOut.model_validate({"verdict": "Supports"}).answer is Assessment.AGREES
     assert AssessmentOut.model_validate({"verdict": "contradicts", "revised": "I now think X."}).revised_opinion
     with pytest.raises(ValidationError):
-        AssessmentOut.model_validate({"verdict": "maybe"})
+        AssessmentOut.model_validate({"answer": "maybe"})
 
 
 class _SchemaSeen(LlamaCppLLM):
@@ -79,22 +81,23 @@ class _SchemaSeen(LlamaCppLLM):
     def _chat(self, messages: Sequence[ChatMessage], max_tokens: int | None, temperature: float | None,
               response_format: dict[str, Any] | None) -> LLMResponse:
         self.formats.append(response_format)
-        return LLMResponse('{"verdict": "weaken", "reason": "doubt"}', finish_reason="stop")
+        return LLMResponse('{"reason": "a doubt", "answer": "doubts"}', finish_reason="stop")
 
 
-def test_assessment_schema_offers_the_model_its_four_verdicts_only() -> None:
+def test_assessment_schema_offers_the_model_its_four_answers_reason_first() -> None:
     llm = _SchemaSeen()
     reply = llm.structured([ChatMessage("user", "weigh it")], AssessmentOut)
-    assert reply.value.verdict.verdict is Verdict.WEAKEN
+    assert reply.value.answer.verdict is Verdict.WEAKEN
     [response_format] = llm.formats
     assert response_format is not None
     schema = response_format["schema"]
     assert schema == AssessmentOut.model_json_schema()
-    assert [d["enum"] for d in schema["$defs"].values()] == [["reinforce", "weaken", "contradict", "neutral"]]
-    assert set(schema["properties"]) == {"verdict", "reason", "revised_opinion"}
+    assert [d["enum"] for d in schema["$defs"].values()] == [["agrees", "doubts", "disagrees", "unrelated"]]
+    assert list(schema["properties"]) == ["reason", "answer", "revised_opinion"]  # the answer follows its reason
+    assert schema["properties"]["reason"]["maxLength"] > 0  # a looping small model still closes the JSON
     assert "formed" not in schema_instruction(AssessmentOut)
     with pytest.raises(ValidationError):
-        AssessmentOut.model_validate({"verdict": "formed"})
+        AssessmentOut.model_validate({"answer": "formed"})
 
 
 @pytest.mark.parametrize("model", [OpinionsOut, AssessmentOut, ObservationsOut, BackgroundOut])

@@ -37,14 +37,14 @@ Reply with JSON only, in this form: {{"opinions": [{{"opinion": "I think ...", "
 "entities": ["..."]}}]}}"""
 
 ASSESS_RULES = """\
-You hold the opinion below. New facts have arrived. Decide how the facts bear on the opinion:
-- "reinforce": the facts support the opinion.
-- "weaken": the facts cast some doubt on it.
-- "contradict": the facts show it is wrong.
-- "neutral": the facts have nothing to do with it.
-If the verdict is "contradict", also give revised_opinion: the opinion rewritten in the first person so that it
-fits the new facts. Otherwise revised_opinion is null.
-Reply with JSON only: {"verdict": "...", "reason": "one sentence", "revised_opinion": null}"""
+You check whether new facts agree with an opinion you hold. Answer with one of:
+- agrees: the facts are evidence that the opinion is right.
+- doubts: the facts make the opinion less likely, but do not show it is wrong.
+- disagrees: the facts show that the opinion is wrong.
+- unrelated: the facts say nothing about what the opinion is about.
+If the answer is "disagrees", also give revised_opinion: the opinion rewritten in the first person so that it fits
+the new facts. Otherwise revised_opinion is null.
+Reply with JSON only: {"reason": "one short sentence", "answer": "...", "revised_opinion": null}"""
 
 OBSERVATION_RULES = """\
 Write observations about {entity}: short statements that sum up what the facts below say about {entity}.
@@ -93,7 +93,9 @@ def assess_messages(opinion: MemoryUnit, facts: Sequence[MemoryUnit]) -> list[Ch
     listed = "\n".join(f"- {f.text}" for f in facts)
     confidence = f" (confidence {opinion.confidence:.2f})" if opinion.confidence is not None else ""
     return [ChatMessage("system", ASSESS_RULES),
-            ChatMessage("user", f"Opinion{confidence}: {opinion.text}\n\nNew facts:\n{listed}")]
+            ChatMessage("user", f"Opinion{confidence}: {opinion.text}\nNew facts:\n{listed}\n\n"
+                                "Do the new facts agree with the opinion, cast doubt on it, disagree with it, or are "
+                                "they unrelated?")]
 
 
 def observation_messages(entity: str, facts: Sequence[MemoryUnit], low: int, high: int) -> list[ChatMessage]:

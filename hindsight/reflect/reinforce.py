@@ -114,7 +114,7 @@ class Reinforcer(Stage):
             outcome.usage = outcome.usage + exc.usage
             raise
         outcome.usage = outcome.usage + reply.usage
-        verdict = reply.value.verdict.verdict
+        verdict = reply.value.answer.verdict
         if verdict == Verdict.NEUTRAL:
             return None
         before = opinion.confidence if opinion.confidence is not None else 0.5

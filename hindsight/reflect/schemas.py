@@ -16,10 +16,11 @@ from hindsight.llm.schema import ModelFacing
 from hindsight.reflect.types import Assessment
 from hindsight.retain.normalize import clean_text
 
-_VERDICT_ALIASES = {
-    "reinforces": "reinforce", "supports": "reinforce", "support": "reinforce", "strengthen": "reinforce",
-    "weakens": "weaken", "contradicts": "contradict", "irrelevant": "neutral", "none": "neutral",
-    "unrelated": "neutral",
+_ANSWER_ALIASES = {
+    "agree": "agrees", "reinforce": "agrees", "reinforces": "agrees", "supports": "agrees", "support": "agrees",
+    "doubt": "doubts", "weaken": "doubts", "weakens": "doubts", "casts doubt": "doubts",
+    "disagree": "disagrees", "contradict": "disagrees", "contradicts": "disagrees",
+    "neutral": "unrelated", "irrelevant": "unrelated", "none": "unrelated",
 }
 
 
@@ -87,18 +88,19 @@ class OpinionsOut(_Lenient):
 
 
 class AssessmentOut(_Lenient):
-    """How new facts bear on one opinion; a contradiction may come with the opinion rewritten."""
+    """How new facts bear on one opinion; facts that show it wrong may come with the opinion rewritten. The reason
+    comes first, so that the model's answer follows from it."""
 
-    verdict: Assessment
-    reason: str = ""
+    reason: str = Field("", json_schema_extra={"maxLength": 300})
+    answer: Assessment = Field(validation_alias=AliasChoices("answer", "verdict"))
     revised_opinion: str | None = Field(None, validation_alias=AliasChoices("revised_opinion", "revised", "revision"))
 
-    @field_validator("verdict", mode="before")
+    @field_validator("answer", mode="before")
     @classmethod
-    def _verdict(cls, value: Any) -> Any:
+    def _answer(cls, value: Any) -> Any:
         if isinstance(value, str):
             key = value.strip().lower()
-            return _VERDICT_ALIASES.get(key, key)
+            return _ANSWER_ALIASES.get(key, key)
         return value
 
     @field_validator("reason", mode="before")

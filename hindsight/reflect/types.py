@@ -22,16 +22,22 @@ class Verdict(str, Enum):
 
 
 class Assessment(str, Enum):
-    """The verdicts the LLM may give when it weighs new facts against an opinion (no `formed`)."""
+    """The answers the LLM may give when it weighs new facts against an opinion, in the plain words it is asked in
+    (small local models tell "agrees"/"disagrees" apart where they do not tell "reinforce"/"contradict" apart)."""
 
-    REINFORCE = "reinforce"
-    WEAKEN = "weaken"
-    CONTRADICT = "contradict"
-    NEUTRAL = "neutral"
+    AGREES = "agrees"
+    DOUBTS = "doubts"
+    DISAGREES = "disagrees"
+    UNRELATED = "unrelated"
 
     @property
     def verdict(self) -> Verdict:
-        return Verdict(self.value)
+        """The verdict of DESIGN §2.5's update rule."""
+        return _VERDICTS[self]
+
+
+_VERDICTS = {Assessment.AGREES: Verdict.REINFORCE, Assessment.DOUBTS: Verdict.WEAKEN,
+             Assessment.DISAGREES: Verdict.CONTRADICT, Assessment.UNRELATED: Verdict.NEUTRAL}
 
 
 class OpinionEvent(BaseModel):
