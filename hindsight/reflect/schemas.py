@@ -91,9 +91,11 @@ class AssessmentOut(_Lenient):
     """How new facts bear on one opinion; facts that show it wrong may come with the opinion rewritten. The reason
     comes first, so that the model's answer follows from it."""
 
-    reason: str = Field("", json_schema_extra={"maxLength": 300})
+    # Bounded for constrained decoding: a small model that loops in its reason still reaches its answer.
+    reason: str = Field("", json_schema_extra={"maxLength": 200})
     answer: Assessment = Field(validation_alias=AliasChoices("answer", "verdict"))
-    revised_opinion: str | None = Field(None, validation_alias=AliasChoices("revised_opinion", "revised", "revision"))
+    revised_opinion: str | None = Field(None, validation_alias=AliasChoices("revised_opinion", "revised", "revision"),
+                                        json_schema_extra={"maxLength": 300})
 
     @field_validator("answer", mode="before")
     @classmethod
