@@ -33,10 +33,10 @@ SMALL = {"answer_max_tokens": 120, "opinion_max_tokens": 160, "max_opinions": 2,
          "observation_max_tokens": 200, "reinforce_max_tokens": 160, "background": False}
 
 
-def _local(path: Path, seed: int = 0) -> LLM:
+def _local(path: Path, seed: int = 0, threads: int = 1) -> LLM:
     from hindsight.llm.llamacpp_backend import LlamaCppLLM
 
-    return LlamaCppLLM(path, n_threads=1, n_ctx=2048, seed=seed, temperature=0.7, max_tokens=160)
+    return LlamaCppLLM(path, n_threads=threads, n_ctx=2048, seed=seed, temperature=0.7, max_tokens=160)
 
 
 def _engine(memdir: Path, minilm: Embedder, llm: LLM, **reflect: object) -> Hindsight:
@@ -110,12 +110,12 @@ def test_reinforcement_and_observations_with_the_local_model(alice: Hindsight) -
 
 
 @pytest.fixture(scope="module")
-def qwen_large() -> LLM:
-    """qwen-1.5b, which `make test` installs; the 0.5B model's verdicts do not follow the facts."""
+def qwen_large() -> Path:
+    """The qwen-1.5b GGUF, which `make test` installs; the 0.5B model's judgment is not enough where this is used."""
     found = installed_model("qwen-1.5b")
     if found is None:
         pytest.skip("qwen-1.5b is not installed: run `hindsight models install qwen-1.5b` (make test does)")
-    return _local(found.path)
+    return found.path
 
 
 @pytest.mark.parametrize(("fact", "moves"), [
@@ -123,9 +123,9 @@ def qwen_large() -> LLM:
     ("Alice said she hates hiking now and sold all her hiking gear.", "down"),
 ])
 def test_reinforcement_follows_the_facts_with_qwen_1_5b(
-    memdir: Path, minilm: Embedder, qwen_large: LLM, fact: str, moves: str
+    memdir: Path, minilm: Embedder, qwen_large: Path, fact: str, moves: str
 ) -> None:
-    with _engine(memdir, minilm, qwen_large, observations_enabled=False) as hs:
+    with _engine(memdir, minilm, _local(qwen_large), observations_enabled=False) as hs:
         bank = hs.bank("b")
         bank.retain("Alice went hiking in Yosemite every weekend this summer.", timestamp="2024-08-01")
         [formed] = hs.reasoner.former.store_opinions(
@@ -155,11 +155,11 @@ def _more_skeptical(judge: LLM, first: str, second: str) -> str:
 
 @pytest.mark.skipif(
     os.environ.get("HINDSIGHT_SLOW_LLM_TESTS") != "1",
-    reason="about 6 minutes on 2 cores, and with qwen-0.5b as both reflector and judge it tied 3-3 (issue 3 open); "
+    reason="several minutes on 2 cores with qwen-1.5b as both reflector and judge (qwen-0.5b tied 3-3); "
     "set HINDSIGHT_SLOW_LLM_TESTS=1 to run it",
 )
 def test_opposite_dispositions_form_opinions_in_the_stated_direction(
-    memdir: Path, minilm: Embedder, qwen_small: Path, qwen: LLM
+    memdir: Path, minilm: Embedder, qwen_large: Path
 ) -> None:
     """Same facts, a skeptic and a believer, three sampling seeds; the judge sees both orders of each pair."""
     profiles = {
@@ -167,8 +167,9 @@ def test_opposite_dispositions_form_opinions_in_the_stated_direction(
         "believer": BankProfile(name="Sam", disposition=Disposition(skepticism=1, literalism=1, empathy=5, bias=1.0)),
     }
     skeptic_wins = believer_wins = 0
+    judge = _local(qwen_large, threads=2)
     for seed in (1, 2, 3):
-        with _engine(memdir / str(seed), minilm, _local(qwen_small, seed), max_opinions=1) as hs:
+        with _engine(memdir / str(seed), minilm, _local(qwen_large, seed, threads=2), max_opinions=1) as hs:
             said: dict[str, str] = {}
             for name, profile in profiles.items():
                 bank = hs.bank(name)
@@ -177,8 +178,8 @@ def test_opposite_dispositions_form_opinions_in_the_stated_direction(
                 bank.retain("Bob sells that supplement online and has no medical training.", timestamp="2024-05-02")
                 result = bank.reflect("What do you think of Bob's claim about his supplement?")
                 said[name] = result.opinions[0].unit.text if result.opinions else result.answer
-            forward = _more_skeptical(qwen, said["skeptic"], said["believer"])
-            backward = _more_skeptical(qwen, said["believer"], said["skeptic"])
+            forward = _more_skeptical(judge, said["skeptic"], said["believer"])
+            backward = _more_skeptical(judge, said["believer"], said["skeptic"])
             skeptic_wins += (forward == "A") + (backward == "B")
             believer_wins += (forward == "B") + (backward == "A")
     assert skeptic_wins > believer_wins, json.dumps({"skeptic": skeptic_wins, "believer": believer_wins})
