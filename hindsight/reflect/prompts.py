@@ -37,14 +37,15 @@ Reply with JSON only, in this form: {{"opinions": [{{"opinion": "I think ...", "
 "entities": ["..."]}}]}}"""
 
 ASSESS_RULES = """\
-You check whether new facts agree with an opinion you hold. Answer with one of:
+You check whether new facts agree with an opinion you hold.
 - agrees: the facts are evidence that the opinion is right.
 - doubts: the facts make the opinion less likely, but do not show it is wrong.
 - disagrees: the facts show that the opinion is wrong.
 - unrelated: the facts say nothing about what the opinion is about.
-If the answer is "disagrees", also give revised_opinion: the opinion rewritten in the first person so that it fits
-the new facts. Otherwise revised_opinion is null.
-Reply with JSON only: {"reason": "one short sentence", "answer": "...", "revised_opinion": null}"""
+When the facts show that the opinion is wrong, also write revised_opinion: the opinion rewritten in the first person
+so that it fits the new facts; otherwise revised_opinion is null.
+Reply with JSON only: {"reason": "one short sentence", "answer": "agrees", "doubts", "disagrees" or "unrelated",
+"revised_opinion": null}"""
 
 OBSERVATION_RULES = """\
 Write observations about {entity}: short statements that sum up what the facts below say about {entity}.
@@ -90,12 +91,11 @@ def opinion_messages(identity: str, query: str, answer: str, max_opinions: int) 
 
 
 def assess_messages(opinion: MemoryUnit, facts: Sequence[MemoryUnit]) -> list[ChatMessage]:
+    # No confidence in the prompt: the model only classifies; the update rule moves the confidence.
     listed = "\n".join(f"- {f.text}" for f in facts)
-    confidence = f" (confidence {opinion.confidence:.2f})" if opinion.confidence is not None else ""
+    question = "Do the new facts agree with the opinion, cast doubt on it, disagree with it, or are they unrelated?"
     return [ChatMessage("system", ASSESS_RULES),
-            ChatMessage("user", f"Opinion{confidence}: {opinion.text}\nNew facts:\n{listed}\n\n"
-                                "Do the new facts agree with the opinion, cast doubt on it, disagree with it, or are "
-                                "they unrelated?")]
+            ChatMessage("user", f"Opinion: {opinion.text}\nNew facts:\n{listed}\n\n{question}")]
 
 
 def observation_messages(entity: str, facts: Sequence[MemoryUnit], low: int, high: int) -> list[ChatMessage]:
