@@ -138,7 +138,8 @@ def test_reinforcement_moves_confidence_and_keeps_history(engine: Hindsight, fak
     [change] = report.reinforced
     assert change.unit.id == opinion and change.previous_confidence == 0.7
     assert change.unit.confidence == pytest.approx(0.8)
-    assert "Opinion (confidence 0.70)" in fake.prompts[-1][1].content and "promoted" in fake.prompts[-1][1].content
+    prompt = fake.prompts[-1][1].content  # the opinion and the new fact; the model classifies, the rule updates
+    assert f"Opinion: {OPINION['opinion']}" in prompt and "promoted" in prompt and "0.7" not in prompt
     history = bank.opinion_history(opinion)
     assert [(e.verdict, round(e.confidence, 2)) for e in history] == [(Verdict.FORMED, 0.7), (Verdict.REINFORCE, 0.8)]
     promoted = [u.id for u in bank.units() if "promoted" in u.text]
