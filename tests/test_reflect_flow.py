@@ -264,6 +264,7 @@ def test_candidates_that_are_not_opinions_are_reported_never_stored(engine: Hind
     result = bank.reflect("How is Alice doing?", query_time="2024-06-01")
     # The opinion comes fourth, after three candidates that are not opinions: max_opinions (3) counts kept ones.
     assert [c.unit.text for c in result.opinions] == [OPINION["opinion"]]
+    assert '"maxItems":3' in fake.prompts[-1][0].content  # the schema the model is shown caps the list
     assert [(r.text, r.reason) for r in result.rejected_opinions] == [
         ("I do not know.", RejectReason.NOT_KNOWING), ("How is Alice doing?", RejectReason.QUESTION),
         (copied, RejectReason.COPIES_EVIDENCE)]

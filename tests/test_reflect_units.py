@@ -29,6 +29,7 @@ from hindsight.reflect.schemas import (
     ObservationsOut,
     OpinionOut,
     OpinionsOut,
+    opinions_at_most,
 )
 from hindsight.reflect.types import Assessment, OpinionEvent, Verdict
 from hindsight.store.base import PendingItem, WriteBatch
@@ -105,6 +106,15 @@ def test_reasoning_schemas_hold_no_docstrings_or_titles(model: type[BaseModel]) 
     text = json.dumps(model.model_json_schema())
     assert '"description"' not in text and '"title"' not in text
     assert model.__name__ not in text
+
+
+def test_opinion_schema_caps_the_list_it_shows_not_what_it_accepts() -> None:
+    schema = opinions_at_most(2).model_json_schema()
+    assert schema["properties"]["opinions"]["maxItems"] == 2  # a constrained decoder stops at max_opinions
+    assert all(schema["$defs"]["OpinionOut"]["properties"][k]["maxLength"] > 0 for k in ("opinion", "reasoning"))
+    assert opinions_at_most(2) is opinions_at_most(2) and issubclass(opinions_at_most(2), OpinionsOut)
+    three = {"opinions": [{"opinion": f"I think {n}.", "confidence": 0.5} for n in "abc"]}
+    assert len(opinions_at_most(2).model_validate(three).opinions) == 3  # a hosted model that writes more is kept
 
 
 def test_model_facing_schema_keeps_field_descriptions() -> None:

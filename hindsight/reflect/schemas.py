@@ -8,9 +8,10 @@ llama.cpp grammar, as an OpenAI response format) holds only what it fills: no cl
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
-from pydantic import AliasChoices, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, ConfigDict, Field, create_model, field_validator
 
 from hindsight.llm.schema import ModelFacing
 from hindsight.reflect.types import Assessment
@@ -62,8 +63,11 @@ class _Lenient(ModelFacing):
 class OpinionOut(_Lenient):
     """One opinion: a first-person judgment with its reasoning and confidence."""
 
-    opinion: str = Field(min_length=3, validation_alias=AliasChoices("opinion", "text", "statement"))
-    reasoning: str = Field("", validation_alias=AliasChoices("reasoning", "reason", "why"))
+    # Bounded like AssessmentOut's strings: a small model looping in its reasoning still closes the JSON.
+    opinion: str = Field(min_length=3, validation_alias=AliasChoices("opinion", "text", "statement"),
+                         json_schema_extra={"maxLength": 300})
+    reasoning: str = Field("", validation_alias=AliasChoices("reasoning", "reason", "why"),
+                           json_schema_extra={"maxLength": 300})
     confidence: float = Field(ge=0.0, le=1.0)
     entities: list[str] = Field(default_factory=list)
 
@@ -85,6 +89,17 @@ class OpinionOut(_Lenient):
 
 class OpinionsOut(_Lenient):
     opinions: list[OpinionOut] = Field(default_factory=list)
+
+
+@cache
+def opinions_at_most(n: int) -> type[OpinionsOut]:
+    """OpinionsOut whose JSON schema allows at most `n` opinions (maxItems, shown, not enforced on validation): a
+    constrained decoder stops there, so a small model that lists more still closes its JSON within max_tokens."""
+    limited: type[OpinionsOut] = create_model(
+        "OpinionsOut", __base__=OpinionsOut,
+        opinions=(list[OpinionOut], Field(default_factory=list, json_schema_extra={"maxItems": n})),
+    )
+    return limited
 
 
 class AssessmentOut(_Lenient):
