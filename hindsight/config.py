@@ -143,6 +143,9 @@ class RecallConfig(_Section):
     graph_max_hops: int = Field(3, ge=1)
     graph_max_nodes: int = Field(200, ge=1, description="activated units, seeds included")
     graph_max_fanout: int = Field(32, ge=1, description="strongest edges followed out of one unit")
+    graph_max_expand: int | None = Field(
+        None, ge=1, description="most active units whose links one hop reads (a beam); null reads all"
+    )
     graph_mu_entity: float = Field(1.2, gt=0)
     graph_mu_causal: float = Field(2.0, gt=0, description="causes / caused_by")
     graph_mu_causal_weak: float = Field(1.5, gt=0, description="enables / prevents")
@@ -158,6 +161,9 @@ class RecallConfig(_Section):
         None, description="cross-encoder path or name, e.g. cross-encoder/ms-marco-MiniLM-L-6-v2 (not shipped)"
     )
     rerank_top_n: int = Field(50, ge=1, description="fused candidates the reranker reorders")
+    pack_patience: int | None = Field(
+        None, ge=1, description="packing stops after this many candidates in a row do not fit; null tries all"
+    )
     rerank_device: str = "cpu"
     rerank_batch_size: int = Field(16, ge=1)
     # blend: w_rrf * fused/max_fused + w_cos * cosine(query, unit) + w_recency * recency (latest-state queries).

@@ -111,6 +111,21 @@ def test_packing_skips_a_hit_that_does_not_fit_and_takes_later_ones() -> None:
     assert pack([_Hit(5)], 0) == ([], 0)
 
 
+def test_packing_patience_stops_after_misses_in_a_row() -> None:
+    hits = [_Hit(50), _Hit(500), _Hit(20), _Hit(500), _Hit(500), _Hit(30)]
+    assert [h.tokens for h in pack(hits, 100, patience=2)[0]] == [50, 20]  # a fit resets the count
+    assert [h.tokens for h in pack(hits, 100, patience=3)[0]] == [50, 20, 30]
+
+
+@settings(max_examples=200, deadline=None)
+@given(tokens=st.lists(st.integers(1, 400), max_size=40), budget=st.integers(0, 3000), patience=st.integers(1, 5))
+def test_packing_with_patience_is_a_prefix_of_full_packing(tokens: list[int], budget: int, patience: int) -> None:
+    hits = [_Hit(t) for t in tokens]
+    full, _ = pack(hits, budget)
+    packed, used = pack(hits, budget, patience=patience)
+    assert packed == full[: len(packed)] and used == sum(h.tokens for h in packed) <= budget
+
+
 def test_token_counter_counts_special_token_text_as_text() -> None:
     counter = TokenCounter()
     assert counter.count("hello world") == 2
@@ -216,6 +231,17 @@ def test_spreading_activation_budgets() -> None:
     narrow = spread([RankedItem(1, "u1", 1.0)], neighbours, SpreadParams(max_fanout=1, max_hops=1))
     assert {h.label for h in narrow} == {1, 2}
     weak = spread([RankedItem(1, "u1", 0.05)], neighbours, SpreadParams())
+    asked: list[list[int]] = []
+
+    def recorded(labels: list[int]) -> list[GraphEdge]:
+        asked.append(labels)
+        return neighbours(labels)
+
+    seeds = [RankedItem(1, "u1", 1.0), RankedItem(3, "u3", 0.2)]
+    assert 5 in {h.label for h in spread(seeds, neighbours, SpreadParams(max_hops=1))}  # 0.2 * 0.5 * 0.8 * 2.0
+    beam = spread(seeds, recorded, SpreadParams(max_hops=2, max_expand=1))
+    assert asked[0] == [1] and all(len(a) == 1 for a in asked)  # only the most active unit spreads
+    assert {h.label for h in beam} == {1, 2, 3, 4}  # 3 is reached from 2 and is a seed; it never spreads to 5
     assert weak == []  # a seed below the threshold does not even start
 
 

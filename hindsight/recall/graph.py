@@ -37,6 +37,7 @@ class SpreadParams:
     max_hops: int = 3
     max_nodes: int = 200
     max_fanout: int = 32
+    max_expand: int | None = None
     mu_entity: float = 1.2
     mu_causal: float = 2.0
     mu_causal_weak: float = 1.5
@@ -47,9 +48,9 @@ class SpreadParams:
     def from_config(cls, c: RecallConfig) -> SpreadParams:
         return cls(
             decay=c.graph_decay, min_activation=c.graph_min_activation, max_hops=c.graph_max_hops,
-            max_nodes=c.graph_max_nodes, max_fanout=c.graph_max_fanout, mu_entity=c.graph_mu_entity,
-            mu_causal=c.graph_mu_causal, mu_causal_weak=c.graph_mu_causal_weak, mu_semantic=c.graph_mu_semantic,
-            mu_temporal=c.graph_mu_temporal,
+            max_nodes=c.graph_max_nodes, max_fanout=c.graph_max_fanout, max_expand=c.graph_max_expand,
+            mu_entity=c.graph_mu_entity, mu_causal=c.graph_mu_causal, mu_causal_weak=c.graph_mu_causal_weak,
+            mu_semantic=c.graph_mu_semantic, mu_temporal=c.graph_mu_temporal,
         )
 
     def mu(self, edge: GraphEdge) -> float:
@@ -72,8 +73,10 @@ def spread(seeds: Sequence[RankedItem], neighbours: Neighbours, params: SpreadPa
         if a >= params.min_activation and seed.label not in activation:
             activation[seed.label] = a
             paths[seed.label] = [PathStep(unit_id=seed.unit_id, via=None, activation=a)]
-    frontier = sorted(activation)
+    frontier = list(activation)
     for _ in range(params.max_hops):
+        # A beam: only the most active units spread; what the weaker ones reach would score lower still.
+        frontier = sorted(frontier, key=lambda label: (-activation[label], label))[: params.max_expand]
         if not frontier:
             break
         best: dict[int, tuple[float, GraphEdge]] = {}

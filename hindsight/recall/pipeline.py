@@ -104,7 +104,7 @@ class RecallPipeline:
             cands = order_updates(cands, superseded)
         with timer("pack"):
             ranked = self._hits(indexes.bank_id, cands, tail, req, rerank_scores, superseded)
-            hits, used = pack(ranked, req.budget, req.top_k)
+            hits, used = pack(ranked, req.budget, req.top_k, self.config.pack_patience)
             _settle_scores(hits)
         result.hits, result.tokens_used = hits, used
         timer.ms["total"] = (time.perf_counter() - start) * 1000.0
