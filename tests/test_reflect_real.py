@@ -8,7 +8,6 @@ Kept small for 2 shared cores: short prompts, small max_tokens, one thread. The 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -153,15 +152,12 @@ def _more_skeptical(judge: LLM, first: str, second: str) -> str:
     return reply.value.more_skeptical.strip().upper()[:1]
 
 
-@pytest.mark.skipif(
-    os.environ.get("HINDSIGHT_SLOW_LLM_TESTS") != "1",
-    reason="several minutes on 2 cores with qwen-1.5b as both reflector and judge (qwen-0.5b tied 3-3); "
-    "set HINDSIGHT_SLOW_LLM_TESTS=1 to run it",
-)
+@pytest.mark.slow
 def test_opposite_dispositions_form_opinions_in_the_stated_direction(
     memdir: Path, minilm: Embedder, qwen_large: Path
 ) -> None:
-    """Same facts, a skeptic and a believer, three sampling seeds; the judge sees both orders of each pair."""
+    """Same facts, a skeptic and a believer, three sampling seeds; the judge sees both orders of each pair. qwen-1.5b
+    is both reflector and judge (qwen-0.5b tied 3-3); about 6 minutes on 2 idle cores."""
     profiles = {
         "skeptic": BankProfile(name="Sam", disposition=Disposition(skepticism=5, literalism=5, empathy=1, bias=1.0)),
         "believer": BankProfile(name="Sam", disposition=Disposition(skepticism=1, literalism=1, empathy=5, bias=1.0)),
