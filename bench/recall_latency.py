@@ -2,7 +2,7 @@
 
     python bench/recall_latency.py --locomo ../shared/data/locomo_dev.json \
         --longmemeval ../shared/data/longmemeval_s_dev.json.gz --units 10000 100000 --dir /tmp/bench/latency \
-        [--queries 300] [--json OUT]
+        [--queries 300] [--config YAML] [--json OUT]
 
 One bank grows through each --units size in turn; it is measured at each. The fill is synthetic but realistic:
 the sessions of both datasets go through the real retain pipeline (nlp extraction, NER, entity resolution,
@@ -13,7 +13,8 @@ embedding and the index does not hold exact duplicates. Recall then runs with th
 both datasets (each once, so that no query vector comes from a cache), with query_time set to the question date.
 In the same run, interleaved, the bare model embeds the same questions: that time is the floor.
 
-The fill resumes from an existing --dir; banks are kept there.
+The fill resumes from an existing --dir; banks are kept there. --config takes the `recall` section of a YAML config
+for the measured recalls (to compare recall settings on one bank); the fill always runs with the defaults.
 """
 
 from __future__ import annotations
@@ -147,13 +148,14 @@ def _pct(values: list[float], q: int) -> float:
 
 
 def measure(
-    directory: Path, model: SentenceTransformerEmbedder, queries: list[Query], budget: int
+    directory: Path, model: SentenceTransformerEmbedder, queries: list[Query], budget: int,
+    config: HindsightConfig = NO_LLM,
 ) -> dict[str, object]:
     """Recall each query once with the real model; the bare model embeds it too, interleaved."""
     totals: list[float] = []
     bare: list[float] = []
     stages: dict[str, list[float]] = {}
-    with Hindsight(directory, NO_LLM, embedder=model) as hs:
+    with Hindsight(directory, config, embedder=model) as hs:
         bank = hs.bank(BANK, create=False)
         units = sum(bank.stats().units.values())
         for q in queries[:5]:  # warm-up: indexes loaded, caches filled; these queries are not measured
@@ -190,17 +192,22 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=4096)
     parser.add_argument("--noise", type=float, default=0.025, help="fill vector noise per dimension")
     parser.add_argument("--per-call", type=int, default=20, help="sessions per retain_many call of the fill")
+    parser.add_argument("--config", type=Path, default=None, help="YAML config whose recall section the recalls use")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
+    config = NO_LLM
+    if args.config is not None:
+        config = NO_LLM.model_copy(update={"recall": HindsightConfig.from_yaml(args.config).recall})
     model = SentenceTransformerEmbedder(EmbedderConfig())
     sessions, queries = load_corpus(args.locomo, args.longmemeval)
     queries = queries[: args.queries + 5]
     runs = []
     for target in sorted(args.units):
         fill(args.dir, model, sessions, target, args.noise, args.per_call)
-        runs.append(measure(args.dir, model, queries, args.budget))
+        runs.append(measure(args.dir, model, queries, args.budget, config))
         print(json.dumps(runs[-1]))
-    result = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores", "runs": runs}
+    result = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+              "command": " ".join(sys.argv), "recall": config.recall.model_dump(mode="json"), "runs": runs}
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
 
