@@ -19,6 +19,7 @@ from hindsight.embed.base import Embedder
 from hindsight.errors import ConfigError, ContentTooLargeError
 from hindsight.recall.format import TokenCounter
 from hindsight.recall.graph import EntityCounts, specificity, store_neighbours
+from hindsight.recall.pack import pack
 from hindsight.recall.pipeline import RecallPipeline
 from hindsight.recall.types import Channel, RecallHit, RecallResult
 from hindsight.retain.temporal import format_date
@@ -149,10 +150,13 @@ def test_budget_is_respected(bank: Bank) -> None:
     assert all(h.tokens == counter.count(h.text) for h in everything.hits)
     assert everything.tokens_used == sum(h.tokens for h in everything.hits)
     smallest = min(h.tokens for h in everything.hits)
+    patience = HindsightConfig().recall.pack_patience
     for budget in (0, smallest - 1, smallest, 150, 600, 4096):
         result = bank.recall("Maya and Bob", budget=budget, query_time=QT)
         assert result.tokens_used == sum(h.tokens for h in result.hits) <= budget
-        assert (len(result.hits) > 0) == (budget >= smallest)
+        # Greedy over the same ranking, until `patience` hits in a row have not fit.
+        expected, _ = pack(everything.hits, budget, patience=patience)
+        assert [h.unit.id for h in result.hits] == [h.unit.id for h in expected]
     assert len(bank.recall("Maya and Bob", top_k=2, query_time=QT).hits) == 2
     assert bank.recall("Maya and Bob", top_k=0).hits == []
 

@@ -37,7 +37,7 @@ class SpreadParams:
     max_hops: int = 3
     max_nodes: int = 200
     max_fanout: int = 32
-    max_expand: int | None = None
+    max_expand: int | None = 16
     mu_entity: float = 1.2
     mu_causal: float = 2.0
     mu_causal_weak: float = 1.5
