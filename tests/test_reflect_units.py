@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from hindsight.llm.base import ChatMessage, LLMResponse, LLMUsage, schema_instruction
 from hindsight.llm.llamacpp_backend import LlamaCppLLM
-from hindsight.llm.schema import model_facing
+from hindsight.llm.schema import model_facing, with_max_items
 from hindsight.models import BankProfile, Disposition, MemoryUnit, Network, Source
 from hindsight.recall.types import RecallHit
 from hindsight.reflect.answer import cited_ids
@@ -29,7 +29,6 @@ from hindsight.reflect.schemas import (
     ObservationsOut,
     OpinionOut,
     OpinionsOut,
-    opinions_at_most,
 )
 from hindsight.reflect.types import Assessment, OpinionEvent, Verdict
 from hindsight.store.base import PendingItem, WriteBatch
@@ -108,13 +107,20 @@ def test_reasoning_schemas_hold_no_docstrings_or_titles(model: type[BaseModel]) 
     assert model.__name__ not in text
 
 
-def test_opinion_schema_caps_the_list_it_shows_not_what_it_accepts() -> None:
-    schema = opinions_at_most(2).model_json_schema()
+def test_schemas_cap_the_lists_they_show_not_what_they_accept() -> None:
+    limited = with_max_items(OpinionsOut, "opinions", 2)
+    schema = limited.model_json_schema()
     assert schema["properties"]["opinions"]["maxItems"] == 2  # a constrained decoder stops at max_opinions
-    assert all(schema["$defs"]["OpinionOut"]["properties"][k]["maxLength"] > 0 for k in ("opinion", "reasoning"))
-    assert opinions_at_most(2) is opinions_at_most(2) and issubclass(opinions_at_most(2), OpinionsOut)
+    opinion = schema["$defs"]["OpinionOut"]["properties"]
+    assert all(opinion[k]["maxLength"] > 0 for k in ("opinion", "reasoning")) and opinion["entities"]["maxItems"] > 0
+    assert limited is with_max_items(OpinionsOut, "opinions", 2) and issubclass(limited, OpinionsOut)
     three = {"opinions": [{"opinion": f"I think {n}.", "confidence": 0.5} for n in "abc"]}
-    assert len(opinions_at_most(2).model_validate(three).opinions) == 3  # a hosted model that writes more is kept
+    assert len(limited.model_validate(three).opinions) == 3  # a hosted model that writes more is kept
+    observations = with_max_items(ObservationsOut, "observations", 7)
+    assert observations.model_json_schema()["properties"]["observations"] == {
+        "items": {"$ref": "#/$defs/ObservationOut"}, "maxItems": 7, "minItems": 1, "type": "array"}
+    with pytest.raises(ValidationError):
+        observations.model_validate({"observations": []})  # the field's own constraints stay
 
 
 def test_model_facing_schema_keeps_field_descriptions() -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cache
+from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, create_model
+from pydantic.fields import FieldInfo
 from pydantic.json_schema import DEFAULT_REF_TEMPLATE, GenerateJsonSchema, JsonSchemaMode
 
 
@@ -39,3 +41,18 @@ class ModelFacing(BaseModel):
         **kwargs: Any,
     ) -> dict[str, Any]:
         return model_facing(super().model_json_schema(by_alias, ref_template, schema_generator, mode, **kwargs))
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@cache
+def with_max_items(model: type[M], field: str, n: int) -> type[M]:
+    """`model` whose JSON schema allows at most `n` items in the list `field` (maxItems, shown, not enforced on
+    validation): a constrained decoder stops there, so a small model that lists more still closes its JSON within
+    max_tokens, and a hosted model that writes more is not rejected for it."""
+    info = model.model_fields[field]
+    extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+    capped = FieldInfo.merge_field_infos(info, json_schema_extra={**extra, "maxItems": n})
+    limited: type[M] = create_model(model.__name__, __base__=model, **{field: (info.annotation, capped)})  # type: ignore[call-overload]
+    return limited

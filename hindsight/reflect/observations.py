@@ -10,6 +10,7 @@ import logging
 from dataclasses import dataclass, field
 
 from hindsight.llm.base import LLMUsage
+from hindsight.llm.schema import with_max_items
 from hindsight.models import MemoryUnit, Network
 from hindsight.reflect.prompts import observation_messages
 from hindsight.reflect.reinforce import FACT_NETWORKS
@@ -50,7 +51,8 @@ class ObservationBuilder(Stage):
             return outcome
         high = self.config.observation_max_count
         messages = observation_messages(name, facts, min(MIN_OBSERVATIONS, high), high)
-        reply = self.llm.structured(messages, ObservationsOut, max_retries=self.max_retries,
+        schema = with_max_items(ObservationsOut, "observations", high)
+        reply = self.llm.structured(messages, schema, max_retries=self.max_retries,
                                     max_tokens=self.config.observation_max_tokens, temperature=0.0)
         outcome.usage = reply.usage
         add = []

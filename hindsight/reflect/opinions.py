@@ -14,8 +14,9 @@ from datetime import datetime, timezone
 import numpy as np
 
 from hindsight.llm.base import ChatMessage, LLMUsage
+from hindsight.llm.schema import with_max_items
 from hindsight.models import MemoryUnit, Network
-from hindsight.reflect.schemas import OpinionOut, opinions_at_most
+from hindsight.reflect.schemas import OpinionOut, OpinionsOut
 from hindsight.reflect.stage import Stage
 from hindsight.reflect.types import OpinionChange, OpinionEvent, Verdict
 from hindsight.reflect.writer import OPINIONS_DOCUMENT, DerivedUnit
@@ -68,7 +69,7 @@ class OpinionFormer(Stage):
 
     def extract(self, messages: Sequence[ChatMessage]) -> tuple[list[OpinionOut], LLMUsage]:
         """The opinion candidates of one answer, as the model gave them; raises LLMError when the model fails."""
-        schema = opinions_at_most(self.config.max_opinions)
+        schema = with_max_items(OpinionsOut, "opinions", self.config.max_opinions)
         reply = self.llm.structured(messages, schema, max_retries=self.max_retries,
                                     max_tokens=self.config.opinion_max_tokens, temperature=self.config.temperature)
         return reply.value.opinions, reply.usage

@@ -8,10 +8,9 @@ llama.cpp grammar, as an OpenAI response format) holds only what it fills: no cl
 from __future__ import annotations
 
 import re
-from functools import cache
 from typing import Any
 
-from pydantic import AliasChoices, ConfigDict, Field, create_model, field_validator
+from pydantic import AliasChoices, ConfigDict, Field, field_validator
 
 from hindsight.llm.schema import ModelFacing
 from hindsight.reflect.types import Assessment
@@ -23,6 +22,11 @@ _ANSWER_ALIASES = {
     "disagree": "disagrees", "contradict": "disagrees", "contradicts": "disagrees",
     "neutral": "unrelated", "irrelevant": "unrelated", "none": "unrelated",
 }
+
+
+# Shown in the schema, not enforced: qwen-0.5b once listed one entity until max_tokens ran out.
+MAX_OPINION_ENTITIES = 10
+MAX_OBSERVATION_SOURCES = 30
 
 
 def _confidence(value: Any) -> Any:
@@ -69,7 +73,7 @@ class OpinionOut(_Lenient):
     reasoning: str = Field("", validation_alias=AliasChoices("reasoning", "reason", "why"),
                            json_schema_extra={"maxLength": 300})
     confidence: float = Field(ge=0.0, le=1.0)
-    entities: list[str] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list, json_schema_extra={"maxItems": MAX_OPINION_ENTITIES})
 
     @field_validator("confidence", mode="before")
     @classmethod
@@ -89,17 +93,6 @@ class OpinionOut(_Lenient):
 
 class OpinionsOut(_Lenient):
     opinions: list[OpinionOut] = Field(default_factory=list)
-
-
-@cache
-def opinions_at_most(n: int) -> type[OpinionsOut]:
-    """OpinionsOut whose JSON schema allows at most `n` opinions (maxItems, shown, not enforced on validation): a
-    constrained decoder stops there, so a small model that lists more still closes its JSON within max_tokens."""
-    limited: type[OpinionsOut] = create_model(
-        "OpinionsOut", __base__=OpinionsOut,
-        opinions=(list[OpinionOut], Field(default_factory=list, json_schema_extra={"maxItems": n})),
-    )
-    return limited
 
 
 class AssessmentOut(_Lenient):
@@ -133,7 +126,8 @@ class AssessmentOut(_Lenient):
 
 class ObservationOut(_Lenient):
     text: str = Field(min_length=3, validation_alias=AliasChoices("text", "observation"))
-    sources: list[int] = Field(default_factory=list, validation_alias=AliasChoices("sources", "facts", "source"))
+    sources: list[int] = Field(default_factory=list, validation_alias=AliasChoices("sources", "facts", "source"),
+                               json_schema_extra={"maxItems": MAX_OBSERVATION_SOURCES})
 
     @field_validator("sources", mode="before")
     @classmethod
