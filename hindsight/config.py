@@ -143,8 +143,8 @@ class RecallConfig(_Section):
     graph_max_hops: int = Field(3, ge=1)
     graph_max_nodes: int = Field(200, ge=1, description="activated units, seeds included")
     graph_max_fanout: int = Field(32, ge=1, description="strongest edges followed out of one unit")
-    # Measured (docs/BENCHMARKS.md, "Recall latency"): a beam of 16 and a patience of 8 kept LoCoMo and LongMemEval-S
-    # dev recall and halved recall time at 12k units.
+    # Measured (docs/BENCHMARKS.md, "Recall latency"): a beam of 16 and a patience of 16 kept LoCoMo and LongMemEval-S
+    # dev recall and more than halved recall time at 12k units.
     graph_max_expand: int | None = Field(
         16, ge=1, description="most active units whose links one hop reads (a beam); null reads all"
     )
@@ -164,7 +164,7 @@ class RecallConfig(_Section):
     )
     rerank_top_n: int = Field(50, ge=1, description="fused candidates the reranker reorders")
     pack_patience: int | None = Field(
-        8, ge=1, description="packing stops after this many candidates in a row do not fit; null tries all"
+        16, ge=1, description="packing stops after this many candidates in a row do not fit; null tries all"
     )
     rerank_device: str = "cpu"
     rerank_batch_size: int = Field(16, ge=1)
