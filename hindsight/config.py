@@ -38,10 +38,11 @@ class ExtractorConfig(_Section):
     # LoCoMo dev (short turns) keeps evidence recall@10 0.614 (docs/BENCHMARKS.md).
     window_max_chars: int = Field(1000, ge=100, description="chars of text a multi-turn window may hold")
     # Answers follow questions across window boundaries; a unit can quote the end of the turn just before it (its
-    # question, when it asks one) so that the answer is found by the question's words. Off by default: on the
-    # LoCoMo dev conversations 160 lifts evidence recall@10 from 0.619 to 0.686, but a quoted statement dilutes the
-    # unit's embedding, which costs knowledge-update detection and lets short quoted questions match any question.
-    context_chars: int = Field(0, ge=0, description="chars of the preceding turn quoted at the start of a unit")
+    # question, when it asks one) as its lead, so that the answer is found by the question's words. The lead is
+    # searched lexically (recall.lexical_lead_weight), never embedded. With one-turn windows it lifts LoCoMo dev
+    # evidence recall@10 from 0.640 to 0.708 (docs/BENCHMARKS.md). Off by default: one-turn units fail our sample
+    # conversation's recall tests (a paraphrase query and the Boston-to-Denver knowledge update).
+    context_chars: int = Field(0, ge=0, description="chars of the preceding turn a unit quotes as its lead")
     # The other way to keep an answer with its question: a turn that asks another speaker something opens a new
     # window, so the question and its answer share one unit rather than straddle two. Off by default: on the LoCoMo
     # dev conversations it lifts evidence recall@10 from 0.614 to 0.647, but on our sample conversation the units
@@ -131,6 +132,9 @@ class RecallConfig(_Section):
     # Candidates each channel contributes to fusion.
     semantic_pool: int = Field(100, ge=1)
     lexical_pool: int = Field(100, ge=1)
+    # A unit's lead (extractor.context_chars) is another speaker's words: they help find the unit, but less than
+    # its own. 0.25, 0.5 and 1.0 scored within a point of each other on the LoCoMo dev conversations.
+    lexical_lead_weight: float = Field(0.5, ge=0, le=1, description="BM25 weight of a unit's quoted lead")
     temporal_pool: int = Field(100, ge=1)
     filter_oversample: int = Field(4, ge=1, description="index hits fetched per wanted hit when filtering")
     rrf_k: int = Field(60, ge=1)
@@ -152,7 +156,7 @@ class RecallConfig(_Section):
     graph_mu_causal: float = Field(2.0, gt=0, description="causes / caused_by")
     graph_mu_causal_weak: float = Field(1.5, gt=0, description="enables / prevents")
     graph_mu_semantic: float = Field(1.0, gt=0, le=1)
-    graph_mu_temporal: float = Field(0.8, gt=0, le=1)
+    graph_mu_temporal: float = Field(0.8, gt=0, le=1, description="temporal and reply links")
     graph_entity_specificity: bool = Field(True, description="scale entity links by how rare the shared entity is")
     # Units whose occurrence interval overlaps the query's but whose midpoint lies farther outside it than this
     # score 0 and are not scanned for.
@@ -163,6 +167,9 @@ class RecallConfig(_Section):
         None, description="cross-encoder path or name, e.g. cross-encoder/ms-marco-MiniLM-L-6-v2 (not shipped)"
     )
     rerank_top_n: int = Field(50, ge=1, description="fused candidates the reranker reorders")
+    # An answer follows its question (recall/replies.py); 0 turns it off. 10 and 20 scored the same on the LoCoMo
+    # dev conversations (evidence recall@10 0.708 with one-turn units and leads), 5 lower (0.698).
+    reply_expand_top: int = Field(10, ge=0, description="top hits whose replies are placed right after them")
     pack_patience: int | None = Field(
         16, ge=1, description="packing stops after this many candidates in a row do not fit; null tries all"
     )

@@ -23,6 +23,7 @@ class LinkType(str, Enum):
     TEMPORAL = "temporal"
     SEMANTIC = "semantic"
     CAUSAL = "causal"
+    REPLY = "reply"  # from a unit that asks another speaker a question to the unit that answers it
 
 
 class CausalKind(str, Enum):
@@ -136,9 +137,11 @@ class ExtractedFact(BaseModel):
     source: Source
     confidence: float | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
-    # Words that help find the fact without being part of it (the question an answer replies to): embedded and
-    # indexed, never returned as the unit's text.
-    context: str | None = None
+    # Words that help find the fact without being part of it (the question an answer replies to). Stored as the
+    # unit's metadata["lead"] and indexed for lexical search at a lower weight; never embedded, never the unit text.
+    lead: str | None = None
+    # The index of the fact (same document) whose closing question this fact's first turn answers.
+    answers: int | None = Field(None, ge=0)
 
     @field_validator("occurred_start", "occurred_end", "mentioned_at")
     @classmethod

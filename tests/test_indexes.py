@@ -96,6 +96,37 @@ def test_fts_corrupt_file_is_reported_for_rebuild(tmp_path: Path) -> None:
     assert idx.search("fresh", 1)[0].label == 1
 
 
+def test_fts_lead_words_find_a_unit_at_their_weight(tmp_path: Path) -> None:
+    idx = Fts5Index(tmp_path)
+    idx.load()
+    idx.add_units([IndexedUnit(1, "q", np.zeros(1), "Bob: Which book is your favourite guide?"),
+                   IndexedUnit(2, "a", np.zeros(1), "Ann: Becoming Nicole, by far.",
+                               lead="Bob: Which book is your favourite guide?"),
+                   IndexedUnit(3, "x", np.zeros(1), "Ann: I like cake.")], 3)
+    # The answer is found by the question's words, below the unit that says them itself.
+    assert [h.label for h in idx.search("favourite book", 5)] == [1, 2]
+    full, half, none = (idx.search("favourite book", 5, w) for w in (1.0, 0.5, 0.0))
+    assert full[1].score > half[1].score > 0
+    assert none[1].label == 2 and none[1].score == 0  # weight 0: a lead-only match scores nothing
+    assert idx.search("nicole", 5, 0.0)[0].label == 2  # the unit's own words always are
+
+
+def test_fts_file_of_an_older_layout_is_reported_for_rebuild(tmp_path: Path) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(tmp_path / "lexical.db")
+    conn.execute("CREATE VIRTUAL TABLE fts USING fts5(text)")
+    conn.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+    conn.execute("INSERT INTO meta VALUES('watermark', 7)")
+    conn.commit()
+    conn.close()
+    idx = Fts5Index(tmp_path)
+    assert idx.load() is False
+    idx.reset()
+    idx.add_units([IndexedUnit(1, "a", np.zeros(1), "fresh start", lead="a lead")], 1)
+    assert idx.search("lead", 1)[0].label == 1
+
+
 def test_query_terms() -> None:
     assert query_terms("What did Maya do with the Beagle?") == ["maya", "beagle"]
     assert query_terms("") == []

@@ -150,7 +150,8 @@ def test_top_subgraph_and_unit_graph(graph: nx.MultiDiGraph) -> None:
     assert top_subgraph(graph, 10_000).number_of_nodes() == graph.number_of_nodes()
     units = unit_graph(graph)
     assert units.number_of_nodes() == sum(1 for _, d in graph.nodes(data=True) if d["kind"] == "unit")
-    assert all(set(d["types"]) <= {"entity", "temporal", "semantic", "causal"} for _, _, d in units.edges(data=True))
+    link_types = {"entity", "temporal", "semantic", "causal", "reply"}
+    assert all(set(d["types"]) <= link_types for _, _, d in units.edges(data=True))
 
 
 def test_write_graph_graphml_and_json(graph: nx.MultiDiGraph, tmp_path: Path) -> None:

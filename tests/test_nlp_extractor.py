@@ -138,12 +138,12 @@ def test_unit_quotes_the_question_its_first_turn_answers() -> None:
             ("Bob", None, "That is lovely.", DAY1),
             ("Bob", None, "Anyway, bye.", DAY1))
     first, second, third = extractor.extract(d)
-    assert first.context is None
-    assert second.context == "(Bob had said: What motivated you to become a nurse?)"
+    assert first.lead is None
+    assert second.lead == "Bob: What motivated you to become a nurse?"
     # The quote is found with the unit but is not part of its text or provenance.
     assert second.text == "Ann: My mother was one; she inspired me.\nBob: That is lovely."
     assert second.source.turn_ids == ["t2", "t3"]
-    assert third.context is None  # the same speaker goes on: nothing to answer
+    assert third.lead is None  # the same speaker goes on: nothing to answer
 
 
 def test_lead_prefers_the_last_question_and_respects_the_limit() -> None:
@@ -152,18 +152,39 @@ def test_lead_prefers_the_last_question_and_respects_the_limit() -> None:
     d = doc(("Ann", None, f"Nice. {long_question}", DAY1), ("Bob", None, "My mother.", DAY1),
             ("Bob", None, "Next day.", DAY2))
     _, answer, next_day = ext.extract(d)
-    assert answer.context is not None and answer.context.startswith("(Ann had said: ...")
-    assert answer.context.endswith("what made you pick nursing?)")
-    assert len(answer.context) <= len("(Ann had said: ...)") + 40
-    assert next_day.context is None  # another day: not an answer to it
-    assert NLPExtractor(ExtractorConfig()).extract(d)[1].context is None  # off by default
+    assert answer.lead is not None and answer.lead.startswith("Ann: ...")
+    assert answer.lead.endswith("what made you pick nursing?")
+    assert len(answer.lead) <= len("Ann: ...") + 40
+    assert next_day.lead is None  # another day: not an answer to it
+    assert NLPExtractor(ExtractorConfig()).extract(d)[1].lead is None  # off by default
 
 
-def test_embedded_text_carries_the_context_before_the_dated_text() -> None:
-    from hindsight.retain.pipeline import embed_text
+def test_the_lead_is_neither_embedded_nor_the_unit_text_but_changes_its_hash() -> None:
+    from hindsight.retain.pipeline import embed_text, unit_hash, unit_metadata
 
     extractor = NLPExtractor(ExtractorConfig(context_chars=160))
-
     d = doc(("Ann", None, "Where do you run?", DAY1), ("Bob", None, "Hi.", DAY1), ("Ann", None, "By the lake.", DAY1))
     fact = extractor.extract(d)[1]
-    assert embed_text(fact) == "(Bob had said: Hi.)\nAnn: By the lake. (on Sunday, June 9, 2024)"
+    assert fact.lead == "Bob: Hi."
+    assert embed_text(fact) == "Ann: By the lake. (on Sunday, June 9, 2024)"
+    assert unit_metadata(fact)["lead"] == "Bob: Hi."
+    bare = fact.model_copy(update={"lead": None})
+    assert "lead" not in unit_metadata(bare)
+    # A changed lead must re-index the unit, though its embedded text is the same.
+    assert unit_hash(bare, embed_text(bare)) != unit_hash(fact, embed_text(fact))
+
+
+def test_a_unit_that_answers_the_closing_question_of_the_one_before_points_back_to_it() -> None:
+    extractor = NLPExtractor(ExtractorConfig(window_turns=2))
+    d = doc(("Ann", None, "I moved. Do you still run?", DAY1),  # a question inside a window: no link
+            ("Bob", None, "Every day. Where do you live now?", DAY1),
+            ("Ann", None, "In Denver.", DAY1),  # answers the question that closed the unit before
+            ("Bob", None, "Nice. Did you like it?", DAY1),
+            ("Bob", None, "Tell me.", DAY1),  # the same speaker goes on: no answer
+            ("Ann", None, "Is it far?", DAY1),
+            ("Bob", None, "Yes.", DAY2))  # another day: no answer
+    facts = extractor.extract(d)
+    assert [f.source.turn_ids for f in facts] == [["t0", "t1"], ["t2", "t3"], ["t4", "t5"], ["t6"]]
+    assert [f.answers for f in facts] == [None, 0, None, None]
+    one_turn = NLPExtractor(ExtractorConfig(window_turns=1)).extract(d)
+    assert [f.answers for f in one_turn] == [None, 0, 1, None, None, None, None]

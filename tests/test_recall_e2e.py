@@ -11,12 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from hindsight import Hindsight, InvalidInputError, LinkType, Message, Network
 from hindsight.bank import Bank
 from hindsight.config import HindsightConfig, RecallConfig
 from hindsight.embed.base import Embedder
 from hindsight.errors import ConfigError, ContentTooLargeError
+from hindsight.inspect import explain_recall
+from hindsight.inspect.render import explain_table
 from hindsight.recall.format import TokenCounter
 from hindsight.recall.graph import EntityCounts, specificity, store_neighbours
 from hindsight.recall.pack import pack
@@ -224,6 +227,47 @@ def test_knowledge_update_prefers_the_newer_state(bank: Bank) -> None:
     assert all(h.superseded_by is None for h in april.hits)
 
 
+def test_an_answer_follows_its_question(engine: Hindsight, bank: Bank) -> None:
+    query = "Does Maya still run along the river?"
+    result = bank.recall(query, query_time=QT)
+    q_rank, question = hit_with(result, "Do you still run along the river?")
+    answer = result.hits[q_rank + 1]
+    assert answer.reply_to == question.unit.id and "Every Saturday morning" in answer.unit.text
+    assert answer.score == question.score  # it ranks with its question
+    explained = explain_recall(result).hits[q_rank + 1]
+    assert explained.reply_to == question.unit.id
+    console = Console(record=True, width=400)
+    console.print(explain_table(explain_recall(result)))
+    assert "reply to a question" in console.export_text()
+    assert [link.dst for link in engine.store.links_of("sample", question.unit.id)
+            if link.type is LinkType.REPLY and link.src == question.unit.id] == [answer.unit.id]
+    # Off: no hit is placed as a reply, and the answer ranks where its channels put it.
+    off = pipeline(engine, reply_expand_top=0).recall(bank.indexes, query, query_time=QT)
+    assert all(h.reply_to is None for h in off.hits)
+    assert hit_with(off, "Every Saturday morning")[0] > hit_with(off, "Do you still run along the river?")[0] + 1
+
+
+def test_a_quoted_lead_is_searched_lexically_and_survives_an_index_rebuild(tmp_path: Path, minilm: Embedder) -> None:
+    config = HindsightConfig.from_dict({"extractor": {"window_turns": 1, "context_chars": 160}})
+    messages = [Message(speaker="Ann", content="Which novel moved you the most?"),
+                Message(speaker="Bob", content="Becoming Nicole, without a doubt.")]
+    for attempt in range(2):
+        with Hindsight(tmp_path / "m", config, embedder=minilm) as hs:
+            bank = hs.bank("b")
+            if attempt == 0:
+                bank.retain(messages, timestamp="2024-06-01", document_id="d")
+                # Filler, so that the query's words are rare enough for BM25 to score them.
+                bank.retain([Message(speaker="Cy", content=f"Errand number {i} is done.") for i in range(6)],
+                            timestamp="2024-06-02", document_id="filler")
+            else:  # a lexical index of the old layout (or a lost one) is rebuilt from the store, leads included
+                assert bank.indexes.rebuilt == ["lexical"]
+            answer = hit_with(bank.recall("novel moved", query_time=QT), "Becoming Nicole")[1]
+            assert answer.unit.metadata["lead"] == "Ann: Which novel moved you the most?"
+            assert channel(answer, Channel.LEXICAL) == 2
+            assert answer.unit.text == "Bob: Becoming Nicole, without a doubt."
+        (tmp_path / "m" / "banks" / "b" / "lexical.db").unlink()
+
+
 def test_hits_explain_themselves(bank: Bank) -> None:
     result = bank.recall("Who waited at the finish line with a sign?", query_time=QT)
     assert result.hits and result.candidates >= len(result.hits)
@@ -232,7 +276,7 @@ def test_hits_explain_themselves(bank: Bank) -> None:
     for above, hit in zip(result.hits, result.hits[1:], strict=False):
         assert above.score >= hit.score
     for hit in result.hits:
-        assert hit.channels and all(c.rank >= 1 for c in hit.channels)
+        assert (hit.channels or hit.reply_to) and all(c.rank >= 1 for c in hit.channels)
         assert hit.fused_score == pytest.approx(math.fsum(1 / (60 + c.rank) for c in hit.channels))
         assert hit.rerank_score is None
         assert hit.text.startswith(f"[{format_date(hit.unit.mentioned_at)} (") and hit.unit.text in hit.text
@@ -251,7 +295,7 @@ def test_async_twin(bank: Bank) -> None:
 
 
 def test_blend_reranker(engine: Hindsight, bank: Bank) -> None:
-    p = pipeline(engine, rerank="blend", rerank_top_n=10)
+    p = pipeline(engine, rerank="blend", rerank_top_n=10, reply_expand_top=0)  # no replies moved in from the tail
     result = p.recall(bank.indexes, "What pet did Maya get?", query_time=QT, budget=10**6)
     assert "beagle" in result.hits[0].unit.text
     assert all(h.rerank_score is not None for h in result.hits[:10])
@@ -279,7 +323,7 @@ def tiny_cross_encoder(path: Path) -> Path:
 
 def test_cross_encoder_reranker(engine: Hindsight, bank: Bank, tmp_path: Path) -> None:
     model = tiny_cross_encoder(tmp_path)
-    p = pipeline(engine, rerank="cross-encoder", rerank_model=str(model), rerank_top_n=8)
+    p = pipeline(engine, rerank="cross-encoder", rerank_model=str(model), rerank_top_n=8, reply_expand_top=0)
     result = p.recall(bank.indexes, "Where does Maya live?", query_time=QT, budget=10**6)
     scored = [h.rerank_score for h in result.hits[:8]]
     assert all(isinstance(s, float) for s in scored) and len(set(scored)) > 1

@@ -16,6 +16,7 @@ from hindsight.recall.fusion import rrf
 from hindsight.recall.graph import SpreadParams, specificity, spread
 from hindsight.recall.pack import pack
 from hindsight.recall.ranked import Candidate, Fused, RankedItem
+from hindsight.recall.replies import place_replies
 from hindsight.recall.request import make_request
 from hindsight.recall.rerank import asks_latest
 from hindsight.recall.temporal import query_time_range, temporal_score
@@ -316,3 +317,25 @@ def test_update_moves_the_newer_just_above_the_older() -> None:
     chain = order_updates(cands, {"u0": "u2", "u2": "u4"})
     ids = [c.unit.id for c in chain]
     assert ids.index("u4") < ids.index("u2") < ids.index("u0") and sorted(ids) == [f"u{i}" for i in range(5)]
+
+
+def test_place_replies_moves_answers_of_top_questions_right_after_them() -> None:
+    # 1 asks, answered by 9 (not ranked) and 4 (ranked lower); 3 asks, answered by 2 (already above it);
+    # 5 asks but is past the top 3.
+    replies = {1: [9, 4], 3: [2], 5: [7]}
+    assert place_replies([1, 2, 3, 4, 5, 6], replies, top=3) == [1, 9, 4, 2, 3, 5, 6]
+    assert place_replies([1, 2, 3, 4, 5, 6], replies, top=0) == [1, 2, 3, 4, 5, 6]
+    assert place_replies([1, 2, 3, 4, 5, 6], replies, top=6) == [1, 9, 4, 2, 3, 5, 7, 6]
+
+
+@given(st.lists(st.integers(0, 30), unique=True, max_size=20),
+       st.dictionaries(st.integers(0, 30), st.lists(st.integers(0, 40), max_size=3), max_size=10),
+       st.integers(0, 25))
+@settings(max_examples=200, deadline=None)
+def test_place_replies_keeps_every_label_once_and_the_rest_in_order(
+    labels: list[int], replies: dict[int, list[int]], top: int
+) -> None:
+    out = place_replies(labels, replies, top)
+    added = {r for q in labels[:top] for r in replies.get(q, [])}
+    assert len(out) == len(set(out)) and set(out) == set(labels) | added
+    assert [x for x in out if x in set(labels) - added] == [x for x in labels if x not in added]

@@ -60,5 +60,6 @@ class VectorIndex(DerivedIndex):
 
 class LexicalIndex(DerivedIndex):
     @abstractmethod
-    def search(self, query: str, k: int) -> list[IndexHit]:
-        """BM25-ranked labels for free text (never interpreted as query syntax), best first."""
+    def search(self, query: str, k: int, lead_weight: float = 1.0) -> list[IndexHit]:
+        """BM25-ranked labels for free text (never interpreted as query syntax), best first; words of a unit's
+        lead (the text it quotes from before it) count `lead_weight` times as much as words of its own text."""

@@ -30,6 +30,8 @@ _STOPWORDS = frozenset(
 ]
 )
 _MAX_QUERY_TERMS = 32
+# A unit's own text, and its lead: text it quotes from before it, searchable at a lower weight.
+_COLUMNS = ("text", "lead")
 
 
 def query_terms(text: str) -> list[str]:
@@ -58,7 +60,8 @@ class Fts5Index(LexicalIndex):
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA secure_delete=ON")
         conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')"
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5({', '.join(_COLUMNS)}, "
+            "tokenize='porter unicode61 remove_diacritics 2')"
         )
         conn.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
         return conn
@@ -68,9 +71,13 @@ class Fts5Index(LexicalIndex):
         try:
             conn = self._open()
             row = conn.execute("SELECT value FROM meta WHERE key='watermark'").fetchone()
-            conn.execute("SELECT count(*) FROM fts").fetchone()
+            columns = tuple(d[0] for d in conn.execute("SELECT * FROM fts LIMIT 0").description)
         except sqlite3.DatabaseError as exc:
             log.warning("lexical index %s is unreadable (%s); rebuilding", self.path, exc)
+            return False
+        if columns != _COLUMNS:  # written by an older version: one column, no lead
+            log.info("lexical index %s has columns %s, not %s; rebuilding", self.path, columns, _COLUMNS)
+            conn.close()
             return False
         with self._lock:
             self._conn = conn
@@ -102,13 +109,13 @@ class Fts5Index(LexicalIndex):
             self.watermark = max(self.watermark, watermark)
 
     def add_units(self, units: list[IndexedUnit], watermark: int) -> None:
-        rows: list[tuple[object, ...]] = [(u.label, u.text) for u in units]
-        self._write("INSERT OR REPLACE INTO fts(rowid, text) VALUES(?, ?)", rows, watermark)
+        rows: list[tuple[object, ...]] = [(u.label, u.text, u.lead) for u in units]
+        self._write("INSERT OR REPLACE INTO fts(rowid, text, lead) VALUES(?, ?, ?)", rows, watermark)
 
     def remove(self, labels: list[int], watermark: int) -> None:
         self._write("DELETE FROM fts WHERE rowid=?", [(x,) for x in labels], watermark)
 
-    def search(self, query: str, k: int) -> list[IndexHit]:
+    def search(self, query: str, k: int, lead_weight: float = 1.0) -> list[IndexHit]:
         terms = query_terms(query)
         if not terms or k <= 0:
             return []
@@ -117,7 +124,8 @@ class Fts5Index(LexicalIndex):
         with self._lock:
             assert self._conn is not None, "load() or reset() first"
             rows = self._conn.execute(
-                "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?", (match, k)
+                "SELECT rowid, bm25(fts, 1.0, ?) AS rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?",
+                (float(lead_weight), match, k),
             ).fetchall()
         return [IndexHit(int(r[0]), float(-r[1])) for r in rows]
 

@@ -94,8 +94,8 @@ class BankIndexes:
     ) -> list[IndexHit]:
         return self.vectors.search(vector, k, allowed)
 
-    def search_lexical(self, query: str, k: int) -> list[IndexHit]:
-        return self.lexical.search(query, k)
+    def search_lexical(self, query: str, k: int, lead_weight: float = 1.0) -> list[IndexHit]:
+        return self.lexical.search(query, k, lead_weight)
 
     def close(self) -> None:
         with self._sync_lock:

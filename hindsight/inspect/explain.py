@@ -32,6 +32,7 @@ class ExplainedHit(BaseModel):
     score: float
     path: list[PathStep]
     superseded_by: str | None
+    reply_to: str | None = None  # placed after the hit whose question it answers
 
 
 class ChannelSummary(BaseModel):
@@ -68,6 +69,7 @@ def explain_recall(result: RecallResult, rrf_k: int = DEFAULT_RRF_K) -> RecallEx
             score=h.score,
             path=h.path,
             superseded_by=h.superseded_by,
+            reply_to=h.reply_to,
         )
         for i, h in enumerate(result.hits, start=1)
     ]

@@ -51,10 +51,13 @@ def entities_table(graph: nx.MultiDiGraph, ranks: list[EntityRank], title: str =
 
 
 def _found_cell(hit: ExplainedHit) -> str:
-    """One line per channel that found the hit: its rank there and raw score; a graph hit adds its path."""
+    """One line per channel that found the hit: its rank there and raw score; a graph hit adds its path, and a
+    reply placed after its question says so."""
     lines = [f"{c.value} #{h.rank} ({h.score:.3g})" for c, h in hit.channels.items()]
     if len(hit.path) > 1:
         lines.append("via " + " > ".join(s.via.value for s in hit.path[1:] if s.via is not None))
+    if hit.reply_to:
+        lines.append("reply to a question")
     return "\n".join(lines)
 
 

@@ -61,7 +61,7 @@ class SpreadParams:
             return self.mu_causal if edge.subtype in _STRONG_CAUSAL else self.mu_causal_weak
         if edge.type is LinkType.SEMANTIC:
             return self.mu_semantic
-        return self.mu_temporal
+        return self.mu_temporal  # temporal and reply links: neighbours in time
 
 
 def spread(seeds: Sequence[RankedItem], neighbours: Neighbours, params: SpreadParams) -> list[RankedItem]:

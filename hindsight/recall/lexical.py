@@ -15,12 +15,13 @@ _WIDEN = 16
 
 
 def lexical_search(
-    store: MemoryStore, indexes: BankIndexes, query: str, pool: int, unit_filter: UnitFilter, oversample: int
+    store: MemoryStore, indexes: BankIndexes, query: str, pool: int, unit_filter: UnitFilter, oversample: int,
+    lead_weight: float = 1.0,
 ) -> list[RankedItem]:
-    """Up to `pool` units by BM25 score, best first, all passing the filter."""
+    """Up to `pool` units by BM25 score, best first, all passing the filter (a lead's words weigh lead_weight)."""
 
     def search(k: int) -> tuple[list[RankedItem], bool]:
-        hits = [h for h in indexes.search_lexical(query, k) if h.score >= _MIN_SCORE]
+        hits = [h for h in indexes.search_lexical(query, k, lead_weight) if h.score >= _MIN_SCORE]
         return resolve_hits(store, indexes.bank_id, hits, unit_filter), len(hits) >= k
 
     k = pool * oversample if unit_filter.active else pool

@@ -21,6 +21,7 @@ from hindsight.recall.graph import EntityCounts, SpreadParams, spread, store_nei
 from hindsight.recall.lexical import lexical_search
 from hindsight.recall.pack import pack
 from hindsight.recall.ranked import Candidate, Fused, RankedItem
+from hindsight.recall.replies import place_replies
 from hindsight.recall.request import RecallRequest, make_request
 from hindsight.recall.rerank import Reranker, RerankQuery, asks_latest, make_reranker
 from hindsight.recall.semantic import semantic_search
@@ -102,8 +103,10 @@ class RecallPipeline:
             asks_period = result.time_range is not None
             superseded = find_superseded(req.text, vector, cands, self.config) if updates and not asks_period else {}
             cands = order_updates(cands, superseded)
+        with timer("replies"):
+            cands, tail, reply_to = self._replies(indexes.bank_id, cands, tail, req)
         with timer("pack"):
-            ranked = self._hits(indexes.bank_id, cands, tail, req, rerank_scores, superseded)
+            ranked = self._hits(indexes.bank_id, cands, tail, req, rerank_scores, superseded, reply_to)
             hits, used = pack(ranked, req.budget, req.top_k, self.config.pack_patience)
             _settle_scores(hits)
         result.hits, result.tokens_used = hits, used
@@ -134,7 +137,7 @@ class RecallPipeline:
         if c.lexical_enabled:
             with timer("lexical"):
                 lists.append((Channel.LEXICAL, lexical_search(self.store, indexes, req.text, c.lexical_pool, f,
-                                                              c.filter_oversample)))
+                                                              c.filter_oversample, c.lexical_lead_weight)))
         if c.graph_enabled:
             with timer("graph"):
                 neighbours = store_neighbours(self.store, bank_id, f, len(indexes.vectors), self.entity_counts)
@@ -175,33 +178,66 @@ class RecallPipeline:
             if e.unit_id in units
         ]
 
+    def _replies(
+        self, bank_id: str, cands: list[Candidate], tail: list[Fused], req: RecallRequest
+    ) -> tuple[list[Candidate], list[Fused], dict[str, str]]:
+        """The window with the replies of its top questions placed after them (replies.py), the tail without the
+        replies moved into the window, and which question each placed reply answers."""
+        top = self.config.reply_expand_top
+        links = self.store.reply_links(bank_id, [c.fused.label for c in cands[:top]], req.unit_filter) if top else []
+        if not links:
+            return cands, tail, {}
+        replies: dict[int, list[int]] = {}
+        for link in links:
+            replies.setdefault(link.src, []).append(link.dst)
+        order = place_replies([c.fused.label for c in cands], replies, top)
+        by_label = {c.fused.label: c for c in cands}
+        in_tail = {e.label: e for e in tail}
+        reply_ids = {link.dst: link.dst_id for link in links}
+        new = [in_tail.get(x) or Fused(x, reply_ids[x], [], 0.0) for x in order if x not in by_label]
+        by_label.update({c.fused.label: c for c in self._load(bank_id, new, req)})
+        moved = {e.label for e in new}
+        kept = [x for x in order if x in by_label]  # a reply deleted since the links were read is dropped
+        position = {x: i for i, x in enumerate(kept)}
+        reply_to = {by_label[link.dst].unit.id: by_label[link.src].unit.id for link in links
+                    if link.dst in position and position[link.src] < position[link.dst]}
+        return [by_label[x] for x in kept], [e for e in tail if e.label not in moved], reply_to
+
     def _hits(
         self, bank_id: str, cands: list[Candidate], tail: list[Fused], req: RecallRequest,
-        rerank_scores: dict[str, float], superseded: dict[str, str],
+        rerank_scores: dict[str, float], superseded: dict[str, str], reply_to: dict[str, str],
     ) -> Iterator[RecallHit]:
         """Hits in final order: the reranked window, then the rest in fused order, loaded as they are needed."""
         for cand in cands:
-            yield self._hit(cand, rerank_scores.get(cand.unit.id), superseded.get(cand.unit.id))
+            yield self._hit(cand, rerank_scores.get(cand.unit.id), superseded.get(cand.unit.id),
+                            reply_to.get(cand.unit.id))
         for i in range(0, len(tail), _LOAD_CHUNK):
             for cand in self._load(bank_id, tail[i : i + _LOAD_CHUNK], req):
-                yield self._hit(cand, None, None)
+                yield self._hit(cand, None, None, None)
 
-    def _hit(self, cand: Candidate, rerank_score: float | None, superseded_by: str | None) -> RecallHit:
+    def _hit(
+        self, cand: Candidate, rerank_score: float | None, superseded_by: str | None, reply_to: str | None
+    ) -> RecallHit:
         e = cand.fused
         return RecallHit(
             unit=cand.unit, text=cand.text, tokens=self.tokens.count_hit(cand.header, cand.unit.text),
             channels=e.channels, fused_score=e.score, rerank_score=rerank_score,
             score=rerank_score if rerank_score is not None else e.score, path=e.path, superseded_by=superseded_by,
+            reply_to=reply_to,
         )
 
 
 def _settle_scores(hits: list[RecallHit]) -> None:
-    """Make scores follow the final order: a unit moved up above the one it supersedes takes that one's score,
-    and no score exceeds the one above it (units past the rerank window have no rerank score of their own)."""
+    """Make scores follow the final order: a unit moved up above the one it supersedes takes that one's score, a
+    reply placed after its question takes the question's, and no score exceeds the one above it (units past the
+    rerank window have no rerank score of their own)."""
     by_id = {h.unit.id: h for h in hits}
     for hit in hits:
         newer = by_id.get(hit.superseded_by or "")
         if newer is not None:
             newer.score = max(newer.score, hit.score)
+        question = by_id.get(hit.reply_to or "")
+        if question is not None:
+            hit.score = max(hit.score, question.score)
     for above, hit in pairwise(hits):
         hit.score = min(hit.score, above.score)

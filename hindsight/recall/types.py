@@ -55,6 +55,7 @@ class RecallHit(BaseModel):
     score: float  # the final ordering score
     path: list[PathStep] = Field(default_factory=list)
     superseded_by: str | None = None  # a newer unit that states a different value for the same thing
+    reply_to: str | None = None  # placed right after this unit, whose question it answers (recall/replies.py)
 
 
 class RecallResult(BaseModel):

@@ -1,4 +1,4 @@
-"""Build the typed links of new units: entity, temporal, semantic and causal, each with bounded fan-out."""
+"""Build the typed links of new units: entity, temporal, semantic, causal and reply, each with bounded fan-out."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ class LinkInput:
     t_mid: float
     entity_ids: list[str]
     causal: list[CausalTarget]
+    answers: str | None = None  # the unit whose question this one answers
 
 
 class _Add(Protocol):
@@ -63,6 +64,8 @@ class LinkBuilder:
         for u in units:
             for rel in u.causal:
                 add(u.unit_id, rel.unit_id, LinkType.CAUSAL, rel.strength, rel.kind.value)
+            if u.answers is not None:
+                add(u.answers, u.unit_id, LinkType.REPLY, 1.0)
         return list(links.values())
 
     def _entity(self, bank_id: str, units: list[LinkInput], add: _Add) -> None:

@@ -90,7 +90,12 @@ class NLPExtractor(Extractor):
         for window in self.windows(document.turns):
             lead = self._lead(previous, window[0])
             found = [m for t in window for m in by_index[t.index]]
-            facts.append(self._fact(document, window, found, len(facts), lead))
+            fact = self._fact(document, window, found, len(facts), lead)
+            if previous is not None and previous.timestamp.date() == window[0].timestamp.date() and _asks_next(
+                previous, window[:1]
+            ):
+                fact.answers = len(facts) - 1
+            facts.append(fact)
             previous = window[-1]
         return facts
 
@@ -112,7 +117,7 @@ class NLPExtractor(Extractor):
         if len(lead) > limit:
             cut = lead[-limit:]
             lead = "..." + cut[cut.find(" ") + 1 :] if " " in cut else "..." + cut
-        return f"({previous.speaker} had said: {lead})"
+        return f"{previous.speaker}: {lead}"
 
     def _fact(
         self, document: Document, window: list[Turn], found: list[EntityMention], index: int, lead: str | None
@@ -155,7 +160,7 @@ class NLPExtractor(Extractor):
                 char_end=last.char_end if contiguous else None,
             ),
             metadata={"time_source": time_source},
-            context=lead,
+            lead=lead,
         )
 
 

@@ -75,13 +75,18 @@ def describe_time(fact: ExtractedFact) -> str:
 
 def embed_text(fact: ExtractedFact) -> str:
     date = format_date(fact.occurred_start or fact.mentioned_at)
-    text = fact.text if date in fact.text else f"{fact.text} ({describe_time(fact)})"
-    return f"{fact.context}\n{text}" if fact.context else text
+    return fact.text if date in fact.text else f"{fact.text} ({describe_time(fact)})"
+
+
+def unit_metadata(fact: ExtractedFact) -> dict[str, Any]:
+    """The stored unit's metadata: the extractor's, plus the lead the lexical index searches."""
+    return {**fact.metadata, "lead": fact.lead} if fact.lead else fact.metadata
 
 
 def unit_hash(fact: ExtractedFact, text_for_embedding: str) -> str:
-    key = "\x1f".join([fact.network.value, text_for_embedding, ",".join(fact.source.turn_ids),
-                       str(fact.source.char_start), str(fact.source.char_end)])
+    # The lead joins the key only when there is one, so units without a lead keep the hashes they always had.
+    key = "\x1f".join([fact.network.value, text_for_embedding, *([fact.lead] if fact.lead else []),
+                       ",".join(fact.source.turn_ids), str(fact.source.char_start), str(fact.source.char_end)])
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -176,7 +181,7 @@ class RetainPipeline:
                     id=unit_ids[i], bank_id=bank.bank_id, text=f.text, network=f.network,
                     occurred_start=f.occurred_start, occurred_end=f.occurred_end, mentioned_at=f.mentioned_at,
                     confidence=f.confidence, entities=resolved.names[j], source=f.source, context=doc.context,
-                    content_hash=hashes[i], metadata=f.metadata, created_at=now,
+                    content_hash=hashes[i], metadata=unit_metadata(f), created_at=now,
                 )
                 new_units.append(NewUnit(unit, texts[i], self.embedder.hash(texts[i]), vector, resolved.ids[j]))
                 start, end = f.occurred_start or f.mentioned_at, f.occurred_end or f.mentioned_at
@@ -185,6 +190,7 @@ class RetainPipeline:
                     entity_ids=resolved.ids[j],
                     causal=[CausalTarget(unit_ids[r.target_index], r.kind, r.strength)
                             for r in f.causal if r.target_index < len(unit_ids)],
+                    answers=unit_ids[f.answers] if f.answers is not None and f.answers < len(unit_ids) else None,
                 ))
             event = RetainEvent(
                 bank_id=bank.bank_id, document_id=doc.document_id, unit_ids=[n.unit.id for n in new_units],

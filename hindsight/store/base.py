@@ -101,6 +101,7 @@ class IndexedUnit:
     unit_id: str
     embedding: np.ndarray
     text: str
+    lead: str = ""  # text quoted from before the unit: searchable, but neither embedded nor the unit's own
 
 
 @dataclass
@@ -254,6 +255,10 @@ class MemoryStore(ABC):
     ) -> list[GraphEdge]:
         """Every link touching one of `labels`, either direction, seen from that end; the far end passes the filter.
         Entity links carry the entities their two ends share."""
+    @abstractmethod
+    def reply_links(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> list[GraphEdge]:
+        """The reply links from `labels` (units that ask a question) to the units answering them, which pass
+        the filter."""
     @abstractmethod
     def units_in_time(
         self, bank_id: str, start: datetime, end: datetime, margin_s: float, limit: int,

@@ -141,6 +141,18 @@ class GraphQueries:
                         for r in rows]
         return out
 
+    def reply_links(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> list[GraphEdge]:
+        where, params = _filter_sql(unit_filter, "+u.")
+        out: list[GraphEdge] = []
+        for part in _chunks(sorted(set(labels))):
+            rows = self._query(
+                f"SELECT l.src, l.dst, u.id, l.weight FROM links l JOIN units u ON u.label=l.dst "
+                f"WHERE l.src IN ({_marks(len(part))}) AND l.type=? AND +u.bank_id=?{where}",
+                (*part, LinkType.REPLY.value, bank_id, *params),
+            )
+            out += [GraphEdge(r[0], r[1], r[2], LinkType.REPLY, None, r[3]) for r in rows]
+        return out
+
     def units_in_time(
         self, bank_id: str, start: datetime, end: datetime, margin_s: float, limit: int,
         unit_filter: UnitFilter | None = None,
