@@ -188,3 +188,15 @@ def test_a_unit_that_answers_the_closing_question_of_the_one_before_points_back_
     assert [f.answers for f in facts] == [None, 0, None, None]
     one_turn = NLPExtractor(ExtractorConfig(window_turns=1)).extract(d)
     assert [f.answers for f in one_turn] == [None, 0, 1, None, None, None, None]
+
+
+def test_role_only_chat_messages_get_leads_and_replies() -> None:
+    extractor = NLPExtractor(ExtractorConfig(window_turns=1, context_chars=160))
+    d = doc((None, "user", "Can you suggest a hotel in Lisbon?", DAY1),
+            (None, "assistant", "Try the Memmo Alfama. Do you want a view?", DAY1),
+            (None, "assistant", "It has a terrace.", DAY1),
+            (None, None, "A note without a speaker.", DAY1))
+    facts = extractor.extract(d)
+    assert [f.lead for f in facts] == [None, "user: Can you suggest a hotel in Lisbon?", None,
+                                       "assistant: It has a terrace."]
+    assert [f.answers for f in facts] == [None, 0, None, None]  # the same role goes on: no answer

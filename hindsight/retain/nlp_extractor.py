@@ -103,7 +103,7 @@ class NLPExtractor(Extractor):
         """The end of the turn before a window, when another speaker said it the same day: its last question if
         it asked one, else its last sentences, cut to context_chars at a word boundary."""
         limit = self.config.context_chars
-        if (previous is None or not limit or previous.speaker is None or previous.speaker == first.speaker
+        if (previous is None or not limit or _who(previous) is None or _who(previous) == _who(first)
                 or previous.timestamp.date() != first.timestamp.date()):
             return None
         sentences = split_sentences(previous.text)
@@ -117,7 +117,7 @@ class NLPExtractor(Extractor):
         if len(lead) > limit:
             cut = lead[-limit:]
             lead = "..." + cut[cut.find(" ") + 1 :] if " " in cut else "..." + cut
-        return f"{previous.speaker}: {lead}"
+        return f"{_who(previous)}: {lead}"
 
     def _fact(
         self, document: Document, window: list[Turn], found: list[EntityMention], index: int, lead: str | None
@@ -164,7 +164,12 @@ class NLPExtractor(Extractor):
         )
 
 
+def _who(turn: Turn) -> str | None:
+    """Who said a turn: its speaker, else its role (chat messages often carry only "user" / "assistant")."""
+    return turn.speaker or turn.role
+
+
 def _asks_next(turn: Turn, following: list[Turn]) -> bool:
     """Whether the turn ends with a question and the next turn, by another speaker, may answer it."""
-    return (bool(following) and following[0].speaker != turn.speaker
+    return (bool(following) and _who(turn) is not None and _who(following[0]) != _who(turn)
             and _QUESTION_END.search(turn.text.strip()) is not None)
