@@ -194,9 +194,12 @@ def test_role_only_chat_messages_get_leads_and_replies() -> None:
     extractor = NLPExtractor(ExtractorConfig(window_turns=1, context_chars=160))
     d = doc((None, "user", "Can you suggest a hotel in Lisbon?", DAY1),
             (None, "assistant", "Try the Memmo Alfama. Do you want a view?", DAY1),
-            (None, "assistant", "It has a terrace.", DAY1),
+            (None, "user", "Yes, of the river. Is it quiet?", DAY1),
+            (None, "user", "Sorry, I mean at night?", DAY1),
             (None, None, "A note without a speaker.", DAY1))
     facts = extractor.extract(d)
-    assert [f.lead for f in facts] == [None, "user: Can you suggest a hotel in Lisbon?", None,
-                                       "assistant: It has a terrace."]
-    assert [f.answers for f in facts] == [None, 0, None, None]  # the same role goes on: no answer
+    assert [f.lead for f in facts] == [None, "user: Can you suggest a hotel in Lisbon?",
+                                       "assistant: Do you want a view?", None, "user: Sorry, I mean at night?"]
+    # The user answers the assistant; the assistant's answer to the user is its own output, and the same role
+    # going on answers nothing.
+    assert [f.answers for f in facts] == [None, None, 1, None, None]

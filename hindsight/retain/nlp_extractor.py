@@ -91,13 +91,19 @@ class NLPExtractor(Extractor):
             lead = self._lead(previous, window[0])
             found = [m for t in window for m in by_index[t.index]]
             fact = self._fact(document, window, found, len(facts), lead)
-            if previous is not None and previous.timestamp.date() == window[0].timestamp.date() and _asks_next(
-                previous, window[:1]
-            ):
+            if self._answers(previous, window[0]):
                 fact.answers = len(facts) - 1
             facts.append(fact)
             previous = window[-1]
         return facts
+
+    @staticmethod
+    def _answers(previous: Turn | None, first: Turn) -> bool:
+        """Whether a window's first turn answers the question that ended the turn before it, the same day. An
+        assistant's answer does not count: it is the agent's own output, often long, and on LongMemEval-S dev
+        placing it after the user's question cost budget evidence recall (docs/BENCHMARKS.md)."""
+        return (previous is not None and previous.timestamp.date() == first.timestamp.date()
+                and (first.role or "").lower() not in _ASSISTANT_ROLES and _asks_next(previous, [first]))
 
     def _lead(self, previous: Turn | None, first: Turn) -> str | None:
         """The end of the turn before a window, when another speaker said it the same day: its last question if
@@ -170,6 +176,9 @@ def _who(turn: Turn) -> str | None:
 
 
 def _asks_next(turn: Turn, following: list[Turn]) -> bool:
-    """Whether the turn ends with a question and the next turn, by another speaker, may answer it."""
-    return (bool(following) and _who(turn) is not None and _who(following[0]) != _who(turn)
+    """Whether the turn ends with a question and the next turn, by another known speaker, may answer it."""
+    if not following:
+        return False
+    asker, answerer = _who(turn), _who(following[0])
+    return (asker is not None and answerer is not None and asker != answerer
             and _QUESTION_END.search(turn.text.strip()) is not None)
