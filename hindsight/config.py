@@ -39,9 +39,9 @@ class ExtractorConfig(_Section):
     window_max_chars: int = Field(1000, ge=100, description="chars of text a multi-turn window may hold")
     # Answers follow questions across window boundaries; a unit can quote the end of the turn just before it (its
     # question, when it asks one) as its lead, so that the answer is found by the question's words. The lead is
-    # searched lexically (recall.lexical_lead_weight), never embedded. With one-turn windows it lifts LoCoMo dev
-    # evidence recall@10 from 0.640 to 0.708 (docs/BENCHMARKS.md). Off by default: one-turn units fail our sample
-    # conversation's recall tests (a paraphrase query and the Boston-to-Denver knowledge update).
+    # searched lexically (recall.lexical_lead_weight), never embedded. One-turn windows with leads reach LoCoMo dev
+    # evidence recall@10 0.708, against 0.636 for these defaults (docs/BENCHMARKS.md). Off by default: one-turn
+    # units fail our sample conversation's recall tests (a paraphrase query and the Boston-to-Denver update).
     context_chars: int = Field(0, ge=0, description="chars of the preceding turn a unit quotes as its lead")
     # The other way to keep an answer with its question: a turn that asks another speaker something opens a new
     # window, so the question and its answer share one unit rather than straddle two. Off by default: on the LoCoMo
@@ -133,7 +133,7 @@ class RecallConfig(_Section):
     semantic_pool: int = Field(100, ge=1)
     lexical_pool: int = Field(100, ge=1)
     # A unit's lead (extractor.context_chars) is another speaker's words: they help find the unit, but less than
-    # its own. 0.25, 0.5 and 1.0 scored within a point of each other on the LoCoMo dev conversations.
+    # its own. 0.5 is not tuned.
     lexical_lead_weight: float = Field(0.5, ge=0, le=1, description="BM25 weight of a unit's quoted lead")
     temporal_pool: int = Field(100, ge=1)
     filter_oversample: int = Field(4, ge=1, description="index hits fetched per wanted hit when filtering")
@@ -167,8 +167,8 @@ class RecallConfig(_Section):
         None, description="cross-encoder path or name, e.g. cross-encoder/ms-marco-MiniLM-L-6-v2 (not shipped)"
     )
     rerank_top_n: int = Field(50, ge=1, description="fused candidates the reranker reorders")
-    # An answer follows its question (recall/replies.py); 0 turns it off. 10 and 20 scored the same on the LoCoMo
-    # dev conversations (evidence recall@10 0.708 with one-turn units and leads), 5 lower (0.698).
+    # An answer follows its question (recall/replies.py); 0 turns it off. On the LoCoMo dev conversations it lifts
+    # evidence recall@10 from 0.610 to 0.636 (docs/BENCHMARKS.md); 10 is not tuned.
     reply_expand_top: int = Field(10, ge=0, description="top hits whose replies are placed right after them")
     pack_patience: int | None = Field(
         16, ge=1, description="packing stops after this many candidates in a row do not fit; null tries all"
