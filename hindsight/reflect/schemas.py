@@ -26,6 +26,9 @@ _ANSWER_ALIASES = {
 
 # Shown in the schema, not enforced: qwen-0.5b once listed one entity until max_tokens ran out.
 MAX_OPINION_ENTITIES = 10
+# An opinion's text and reasoning, and a revised opinion: bounded so that a small model looping in one still
+# closes the JSON under constrained decoding.
+_OPINION_SCHEMA: dict[str, Any] = {"maxLength": 300}
 MAX_OBSERVATION_SOURCES = 30
 
 
@@ -67,11 +70,10 @@ class _Lenient(ModelFacing):
 class OpinionOut(_Lenient):
     """One opinion: a first-person judgment with its reasoning and confidence."""
 
-    # Bounded like AssessmentOut's strings: a small model looping in its reasoning still closes the JSON.
     opinion: str = Field(min_length=3, validation_alias=AliasChoices("opinion", "text", "statement"),
-                         json_schema_extra={"maxLength": 300})
+                         json_schema_extra=_OPINION_SCHEMA)
     reasoning: str = Field("", validation_alias=AliasChoices("reasoning", "reason", "why"),
-                           json_schema_extra={"maxLength": 300})
+                           json_schema_extra=_OPINION_SCHEMA)
     confidence: float = Field(ge=0.0, le=1.0)
     entities: list[str] = Field(default_factory=list, json_schema_extra={"maxItems": MAX_OPINION_ENTITIES})
 
@@ -103,7 +105,7 @@ class AssessmentOut(_Lenient):
     reason: str = Field("", json_schema_extra={"maxLength": 200})
     answer: Assessment = Field(validation_alias=AliasChoices("answer", "verdict"))
     revised_opinion: str | None = Field(None, validation_alias=AliasChoices("revised_opinion", "revised", "revision"),
-                                        json_schema_extra={"maxLength": 300})
+                                        json_schema_extra=_OPINION_SCHEMA)
 
     @field_validator("answer", mode="before")
     @classmethod
