@@ -33,9 +33,9 @@ class ExtractorConfig(_Section):
     window_turns: int = Field(2, ge=1, description="turns per nlp unit (an exchange)")
     max_unit_chars: int = Field(2000, ge=100, description="longer messages are split into chunks of this size")
     # A window takes the next turn only while its text stays within this size, so a short turn is not packed and
-    # embedded together with a long one (a user question beside a long assistant reply). On 19 LongMemEval-S dev
-    # questions 1000 (against 2000) lifted budget evidence recall @1024 from 0.50 to 0.62 with equal session recall;
-    # LoCoMo dev (short turns) keeps evidence recall@10 0.614 (docs/BENCHMARKS.md).
+    # embedded together with a long one (a user question beside a long assistant reply). On all 48 LongMemEval-S dev
+    # questions 1000 (against 2000) lifts budget evidence recall @1024 from 0.48 to 0.61 but costs 2 to 3 points of
+    # session recall_all@5 and ndcg_any@5 (docs/BENCHMARKS.md); LoCoMo dev (short turns) barely changes.
     window_max_chars: int = Field(1000, ge=100, description="chars of text a multi-turn window may hold")
     # Answers follow questions across window boundaries; a unit can quote the end of the turn just before it (its
     # question, when it asks one) as its lead, so that the answer is found by the question's words. The lead is
