@@ -73,10 +73,11 @@ def spread(seeds: Sequence[RankedItem], neighbours: Neighbours, params: SpreadPa
         if a >= params.min_activation and seed.label not in activation:
             activation[seed.label] = a
             paths[seed.label] = [PathStep(unit_id=seed.unit_id, via=None, activation=a)]
-    frontier = list(activation)
+    # Each hop's frontier is kept most active first (the seeds sorted here, later hops as they are built).
+    frontier = sorted(activation, key=lambda label: (-activation[label], label))
     for _ in range(params.max_hops):
         # A beam: only the most active units spread; what the weaker ones reach would score lower still.
-        frontier = sorted(frontier, key=lambda label: (-activation[label], label))[: params.max_expand]
+        frontier = frontier[: params.max_expand]
         if not frontier:
             break
         best: dict[int, tuple[float, GraphEdge]] = {}
