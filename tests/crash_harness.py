@@ -7,19 +7,25 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def wait_for_first_line(path: Path, timeout: float = 120.0) -> None:
+def wait_until(done: Callable[[], bool], what: str, timeout: float = 120.0) -> None:
+    """Poll `done` until it holds; fail naming `what` did not happen within `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if path.exists() and path.stat().st_size > 0:
+        if done():
             return
         time.sleep(0.05)
-    raise AssertionError(f"the worker logged nothing within {timeout} s")
+    raise AssertionError(f"{what} within {timeout} s")
+
+
+def wait_for_first_line(path: Path, timeout: float = 120.0) -> None:
+    wait_until(lambda: path.exists() and path.stat().st_size > 0, "the worker logged nothing", timeout)
 
 
 class Zygote:

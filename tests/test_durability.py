@@ -22,7 +22,7 @@ import pytest
 from hindsight import Hindsight, Message
 from hindsight.bank import Bank
 from hindsight.embed.base import Embedder
-from tests.crash_harness import Zygote, wait_for_first_line
+from tests.crash_harness import Zygote, wait_for_first_line, wait_until
 
 FULL = os.environ.get("HINDSIGHT_FULL_RELIABILITY") == "1"
 ROUNDS = 50 if FULL else 5
@@ -67,12 +67,7 @@ def read_log(path: Path) -> list[dict[str, Any]]:
 
 
 def wait_for_a_retain(log: Path, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if any(e.get("done") == "retain" for e in read_log(log)):
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"the writer returned no retain within {timeout} s")
+    wait_until(lambda: any(e.get("done") == "retain" for e in read_log(log)), "the writer returned no retain", timeout)
 
 
 def unit_texts(hs: Hindsight, bank_id: str, ids: set[str]) -> list[str]:
