@@ -104,19 +104,31 @@ def main() -> None:
     embedder = TimedEmbedder(SentenceTransformerEmbedder(EmbedderConfig()), embed_clock)
     questions = load_longmemeval(args.data)[: args.questions]
     timings: list[HaystackTiming] = []
-    with tempfile.TemporaryDirectory() as tmp, Hindsight(Path(tmp), system_config("hindsight"),
-                                                         embedder=embedder) as hs:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Hindsight(Path(tmp), system_config("hindsight"), embedder=embedder) as hs,
+    ):
         for q in tqdm(questions, desc="retain haystacks", unit="haystack"):
             h = haystack(q)
             before = (embed_clock.seconds, ner_clock.seconds, embedder.texts)
             start = time.perf_counter()
             results = hs.bank(h.bank_id).retain_many(
-                [RetainRequest(d.messages, timestamp=d.timestamp, document_id=d.document_id) for d in h.documents])
+                [RetainRequest(d.messages, timestamp=d.timestamp, document_id=d.document_id) for d in h.documents]
+            )
             seconds = time.perf_counter() - start
             embed_s, ner_s = embed_clock.seconds - before[0], ner_clock.seconds - before[1]
-            timings.append(HaystackTiming(
-                q.question_id, len(h.documents), sum(r.created for r in results), embedder.texts - before[2],
-                round(seconds, 2), round(embed_s, 2), round(ner_s, 2), round(seconds - embed_s - ner_s, 2)))
+            timings.append(
+                HaystackTiming(
+                    q.question_id,
+                    len(h.documents),
+                    sum(r.created for r in results),
+                    embedder.texts - before[2],
+                    round(seconds, 2),
+                    round(embed_s, 2),
+                    round(ner_s, 2),
+                    round(seconds - embed_s - ner_s, 2),
+                )
+            )
     fields = ("seconds", "embed_seconds", "ner_seconds", "other_seconds", "units")
     mean = {f: round(statistics.mean(getattr(t, f) for t in timings), 2) for f in fields}
     report = {
@@ -133,12 +145,22 @@ def main() -> None:
     for col in ("question", "sessions", "units", "embedded", "seconds", "embed", "NER", "other"):
         table.add_column(col, justify="left" if col == "question" else "right")
     for t in timings:
-        table.add_row(t.question_id, str(t.sessions), str(t.units), str(t.texts_embedded), f"{t.seconds:.1f}",
-                      f"{t.embed_seconds:.1f}", f"{t.ner_seconds:.1f}", f"{t.other_seconds:.1f}")
+        table.add_row(
+            t.question_id,
+            str(t.sessions),
+            str(t.units),
+            str(t.texts_embedded),
+            f"{t.seconds:.1f}",
+            f"{t.embed_seconds:.1f}",
+            f"{t.ner_seconds:.1f}",
+            f"{t.other_seconds:.1f}",
+        )
     console = Console()
     console.print(table)
-    console.print(f"mean {mean}; 500 haystacks at this pace: {report['projected_retain_hours_500']} h "
-                  f"(target: the whole run in 2 h, {TARGET_SECONDS_PER_QUESTION:.1f} s a question)")
+    console.print(
+        f"mean {mean}; 500 haystacks at this pace: {report['projected_retain_hours_500']} h "
+        f"(target: the whole run in 2 h, {TARGET_SECONDS_PER_QUESTION:.1f} s a question)"
+    )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
 
