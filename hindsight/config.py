@@ -31,18 +31,22 @@ class EmbedderConfig(_Section):
 class ExtractorConfig(_Section):
     backend: Literal["nlp", "llm"] = "nlp"
     window_turns: int = Field(2, ge=1, description="turns per nlp unit (an exchange)")
+    # Which turn may join a window. "assistant-reply": only an assistant's reply, joining the turn it answers; turns
+    # between people stand alone. A reply carries what the agent understood of the user's turn ("Pepper is a lovely
+    # name. Beagles are great running companions."), while a person's turn is a statement of its own. On LoCoMo dev
+    # (two people) that is one turn per unit: evidence recall@10 0.708 against 0.641 for pairs of any turns, both
+    # with leads (docs/BENCHMARKS.md). "any": consecutive turns of any speakers.
+    window_join: Literal["assistant-reply", "any"] = "assistant-reply"
     max_unit_chars: int = Field(2000, ge=100, description="longer messages are split into chunks of this size")
     # A window takes the next turn only while its text stays within this size, so a short turn is not packed and
     # embedded together with a long one (a user question beside a long assistant reply). On all 48 LongMemEval-S dev
     # questions 1000 (against 2000) lifts budget evidence recall @1024 from 0.48 to 0.61 but costs 2 to 3 points of
     # session recall_all@5 and ndcg_any@5 (docs/BENCHMARKS.md); LoCoMo dev (short turns) barely changes.
     window_max_chars: int = Field(1000, ge=100, description="chars of text a multi-turn window may hold")
-    # Answers follow questions across window boundaries; a unit can quote the end of the turn just before it (its
+    # Answers follow questions across window boundaries; a unit quotes the end of the turn just before it (its
     # question, when it asks one) as its lead, so that the answer is found by the question's words. The lead is
-    # searched lexically (recall.lexical_lead_weight), never embedded. One-turn windows with leads reach LoCoMo dev
-    # evidence recall@10 0.708, against 0.636 for these defaults (docs/BENCHMARKS.md). Off by default: one-turn
-    # units fail our sample conversation's recall tests (a paraphrase query and the Boston-to-Denver update).
-    context_chars: int = Field(0, ge=0, description="chars of the preceding turn a unit quotes as its lead")
+    # searched lexically (recall.lexical_lead_weight), never embedded. 0 turns leads off.
+    context_chars: int = Field(160, ge=0, description="chars of the preceding turn a unit quotes as its lead")
     # The other way to keep an answer with its question: a turn that asks another speaker something opens a new
     # window, so the question and its answer share one unit rather than straddle two. Off by default: on the LoCoMo
     # dev conversations it lifts evidence recall@10 from 0.614 to 0.647, but on our sample conversation the units

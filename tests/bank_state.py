@@ -17,7 +17,7 @@ SEED_DOCS: list[tuple[str, str, list[Message]]] = [
         "2024-05-01T09:00:00",
         [
             Message(speaker="Maya", content="Bob and I went hiking at Red Rocks near Denver on Saturday."),
-            Message(speaker="Ava", content="Sounds lovely. Did Bob enjoy the trail?"),
+            Message(speaker="Ava", role="assistant", content="Sounds lovely. Did Bob enjoy the trail?"),
             Message(speaker="Maya", content="He did, so we planned a trip to Zion in June because of it."),
         ],
     ),
@@ -26,7 +26,9 @@ SEED_DOCS: list[tuple[str, str, list[Message]]] = [
         "2024-05-03T18:30:00",
         [
             Message(speaker="Maya", content="Priya started a new job at Globex in Boulder last week."),
-            Message(speaker="Ava", content="Congratulations to Priya! Is Globex the robotics company?"),
+            Message(
+                speaker="Ava", role="assistant", content="Congratulations to Priya! Is Globex the robotics company?"
+            ),
         ],
     ),
     (
@@ -34,7 +36,7 @@ SEED_DOCS: list[tuple[str, str, list[Message]]] = [
         "2024-05-06T08:15:00",
         [
             Message(speaker="Maya", content="Bob adopted a beagle named Pepper yesterday."),
-            Message(speaker="Ava", content="Pepper is a great name for a beagle."),
+            Message(speaker="Ava", role="assistant", content="Pepper is a great name for a beagle."),
         ],
     ),
 ]

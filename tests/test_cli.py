@@ -15,7 +15,8 @@ def test_cli_retain_and_inspect(tmp_path: Path, capsys: pytest.CaptureFixture[st
     convo = tmp_path / "c.json"
     convo.write_text(json.dumps({"messages": [
         {"speaker": "Maya", "content": "I moved to Denver to work at Globex.", "timestamp": "2024-05-01T10:00:00"},
-        {"speaker": "Ava", "content": "Congratulations on Globex!", "timestamp": "2024-05-01T10:01:00"},
+        {"speaker": "Ava", "role": "assistant", "content": "Congratulations on Globex!",
+         "timestamp": "2024-05-01T10:01:00"},
     ]}))
     d = str(tmp_path / "mem")
     assert main(["--dir", d, "retain", "b1", "--file", str(convo)]) == 0

@@ -317,6 +317,7 @@ CASES: list[Case] = [
                 Message(speaker="Maya", content="I moved to Oslo.", timestamp=datetime(2024, 5, 2, 10)),
                 Message(
                     speaker="Bob",
+                    role="assistant",  # an assistant's reply joins the turn it answers: one unit, two zones
                     content="Nice!",
                     timestamp=datetime(2024, 5, 2, 10, 5, tzinfo=timezone(timedelta(hours=5))),
                 ),

@@ -33,12 +33,26 @@ def test_windows_pair_turns_and_break_on_day_change(extractor: NLPExtractor) -> 
     assert [[t.turn_id for t in w] for w in extractor.windows(d.turns)] == [["t0", "t1"], ["t2"], ["t3"]]
 
 
-def test_question_breaks_keep_a_question_with_its_answer(extractor: NLPExtractor) -> None:
+def test_only_an_assistant_reply_joins_the_turn_it_answers_by_default(extractor: NLPExtractor) -> None:
+    d = doc(("Ann", "user", "I adopted a beagle.", DAY1), ("Ava", "assistant", "Lovely!", DAY1),
+            ("Ann", "user", "Her name is Pepper.", DAY1), ("Ann", "user", "She is two.", DAY1),
+            ("Bob", None, "Cute.", DAY1), ("Ava", "assistant", "Indeed.", DAY1), ("Ava", "assistant", "More?", DAY1))
+    assert [[t.turn_id for t in w] for w in extractor.windows(d.turns)] == [
+        ["t0", "t1"], ["t2"], ["t3"], ["t4", "t5"], ["t6"]]
+    # Between people (no assistant), every turn is a unit of its own; "any" pairs consecutive turns.
+    people = doc(("Ann", None, "Hi Bob.", DAY1), ("Bob", None, "Hi Ann.", DAY1), ("Ann", None, "How are you?", DAY1))
+    assert [len(w) for w in extractor.windows(people.turns)] == [1, 1, 1]
+    any_turns = NLPExtractor(ExtractorConfig(window_join="any"))
+    assert [len(w) for w in any_turns.windows(people.turns)] == [2, 1]
+
+
+def test_question_breaks_keep_a_question_with_its_answer() -> None:
+    any_turns = NLPExtractor(ExtractorConfig(window_join="any"))
     d = doc(("Ann", "user", "I got back from Lisbon.", DAY1), ("Ava", "assistant", "Nice! Did Bob enjoy it? :)", DAY1),
             ("Ann", "user", "He loved the tram.", DAY1), ("Ava", "assistant", "Great.", DAY1),
             ("Ann", "user", "Any tips?", DAY1), ("Ann", "user", "For Porto, I mean?", DAY1))
-    assert [[t.turn_id for t in w] for w in extractor.windows(d.turns)] == [["t0", "t1"], ["t2", "t3"], ["t4", "t5"]]
-    breaking = NLPExtractor(ExtractorConfig(window_question_breaks=True))
+    assert [[t.turn_id for t in w] for w in any_turns.windows(d.turns)] == [["t0", "t1"], ["t2", "t3"], ["t4", "t5"]]
+    breaking = NLPExtractor(ExtractorConfig(window_join="any", window_question_breaks=True))
     # Ava's question opens the unit of Ann's answer; a question followed by the same speaker breaks nothing, and a
     # question at the end has no answer to keep.
     assert [[t.turn_id for t in w] for w in breaking.windows(d.turns)] == [["t0"], ["t1", "t2"], ["t3", "t4"],
@@ -131,7 +145,7 @@ def test_extract_many_matches_one_by_one(extractor: NLPExtractor) -> None:
 
 
 def test_unit_quotes_the_question_its_first_turn_answers() -> None:
-    extractor = NLPExtractor(ExtractorConfig(context_chars=160))
+    extractor = NLPExtractor(ExtractorConfig(window_join="any", context_chars=160))
     d = doc(("Ann", None, "I went hiking.", DAY1),
             ("Bob", None, "Nice! What motivated you to become a nurse? Tell me.", DAY1),
             ("Ann", None, "My mother was one; she inspired me.", DAY1),
@@ -156,13 +170,14 @@ def test_lead_prefers_the_last_question_and_respects_the_limit() -> None:
     assert answer.lead.endswith("what made you pick nursing?")
     assert len(answer.lead) <= len("Ann: ...") + 40
     assert next_day.lead is None  # another day: not an answer to it
-    assert NLPExtractor(ExtractorConfig()).extract(d)[1].lead is None  # off by default
+    assert NLPExtractor(ExtractorConfig(context_chars=0)).extract(d)[1].lead is None  # 0: off
+    assert NLPExtractor(ExtractorConfig()).extract(d)[1].lead is not None  # on by default
 
 
 def test_the_lead_is_neither_embedded_nor_the_unit_text_but_changes_its_hash() -> None:
     from hindsight.retain.pipeline import embed_text, unit_hash, unit_metadata
 
-    extractor = NLPExtractor(ExtractorConfig(context_chars=160))
+    extractor = NLPExtractor(ExtractorConfig(window_join="any", context_chars=160))
     d = doc(("Ann", None, "Where do you run?", DAY1), ("Bob", None, "Hi.", DAY1), ("Ann", None, "By the lake.", DAY1))
     fact = extractor.extract(d)[1]
     assert fact.lead == "Bob: Hi."
@@ -175,7 +190,7 @@ def test_the_lead_is_neither_embedded_nor_the_unit_text_but_changes_its_hash() -
 
 
 def test_a_unit_that_answers_the_closing_question_of_the_one_before_points_back_to_it() -> None:
-    extractor = NLPExtractor(ExtractorConfig(window_turns=2))
+    extractor = NLPExtractor(ExtractorConfig(window_join="any"))
     d = doc(("Ann", None, "I moved. Do you still run?", DAY1),  # a question inside a window: no link
             ("Bob", None, "Every day. Where do you live now?", DAY1),
             ("Ann", None, "In Denver.", DAY1),  # answers the question that closed the unit before

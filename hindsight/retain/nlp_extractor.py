@@ -51,14 +51,16 @@ class NLPExtractor(Extractor):
         self.ner = SpacyNER(config.ner_labels)
 
     def windows(self, turns: list[Turn]) -> list[list[Turn]]:
-        """Consecutive turns, at most window_turns and window_max_chars per window, never crossing a day boundary;
-        with window_question_breaks, a turn that asks the next speaker a question starts a window."""
+        """Consecutive turns, at most window_turns and window_max_chars per window, never crossing a day boundary.
+        With window_join "assistant-reply" only an assistant's reply joins a window, the turn it answers; with
+        window_question_breaks, a turn that asks the next speaker a question starts a window."""
         out: list[list[Turn]] = []
         for i, turn in enumerate(turns):
             current = out[-1] if out else None
             if (
                 current is not None
                 and len(current) < self.config.window_turns
+                and (self.config.window_join == "any" or (_is_assistant(turn) and not _is_assistant(current[-1])))
                 and current[-1].timestamp.date() == turn.timestamp.date()
                 and sum(len(t.text) for t in current) + len(turn.text) <= self.config.window_max_chars
                 and not (self.config.window_question_breaks and _asks_next(turn, turns[i + 1 : i + 2]))
@@ -103,7 +105,7 @@ class NLPExtractor(Extractor):
         assistant's answer does not count: it is the agent's own output, often long, and on LongMemEval-S dev
         placing it after the user's question cost budget evidence recall (docs/BENCHMARKS.md)."""
         return (previous is not None and previous.timestamp.date() == first.timestamp.date()
-                and (first.role or "").lower() not in _ASSISTANT_ROLES and _asks_next(previous, [first]))
+                and not _is_assistant(first) and _asks_next(previous, [first]))
 
     def _lead(self, previous: Turn | None, first: Turn) -> str | None:
         """The end of the turn before a window, when another speaker said it the same day: its last question if
@@ -168,6 +170,10 @@ class NLPExtractor(Extractor):
             metadata={"time_source": time_source},
             lead=lead,
         )
+
+
+def _is_assistant(turn: Turn) -> bool:
+    return (turn.role or "").lower() in _ASSISTANT_ROLES
 
 
 def _who(turn: Turn) -> str | None:
