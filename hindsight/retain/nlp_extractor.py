@@ -1,4 +1,5 @@
-"""Offline extractor: exchanges (turn windows) become narrative units with speakers, dates and entities."""
+"""Offline extractor: turn windows (a turn, and the assistant's reply to it) become narrative units with speakers,
+dates, entities and leads."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def _day(value: datetime) -> tuple[datetime, datetime]:
 
 
 class NLPExtractor(Extractor):
-    """Groups consecutive same-day turns into windows of `window_turns`; no LLM involved."""
+    """Groups same-day turns into windows (see `windows`) and makes each a unit; no LLM involved."""
 
     name = "nlp"
 
