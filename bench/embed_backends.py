@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -29,6 +28,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from bench import machine
 from bench.retain_throughput import retain_locomo
 from eval.datasets import load_locomo
 from eval.longmemeval_data import load_longmemeval
@@ -117,7 +117,7 @@ def main() -> None:
     for embedder in backends.values():  # warm-up, untimed
         embedder.embed([t for items in texts.values() for t in items[:32]])
     result: dict[str, object] = {
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "machine": machine(),
         "threads": {"sentence-transformers": torch.get_num_threads(), "onnx-int8": onnx.threads},
         "load_seconds": {k: round(v, 2) for k, v in loaded.items()},
         "rounds": args.rounds,

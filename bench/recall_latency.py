@@ -23,7 +23,6 @@ import argparse
 import hashlib
 import json
 import os
-import platform
 import re
 import statistics
 import sys
@@ -39,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 from tqdm import tqdm
 
+from bench import machine
 from eval.datasets import load_locomo
 from eval.longmemeval_data import load_longmemeval
 from hindsight import Hindsight, Message, RetainRequest
@@ -206,7 +206,7 @@ def main() -> None:
         fill(args.dir, model, sessions, target, args.noise, args.per_call)
         runs.append(measure(args.dir, model, queries, args.budget, config))
         print(json.dumps(runs[-1]))
-    result = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+    result = {"machine": machine(),
               "command": " ".join(sys.argv), "recall": config.recall.model_dump(mode="json"), "runs": runs}
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))

@@ -16,13 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, astuple, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +34,10 @@ from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
-from eval.hindsight_system import system_config
+from bench import machine
+from eval.hindsight_system import HindsightSystem, system_config
 from eval.longmemeval import haystack
 from eval.longmemeval_data import load_longmemeval
-from hindsight import Hindsight, RetainRequest
 from hindsight.config import EmbedderConfig
 from hindsight.embed.base import Embedder
 from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
@@ -68,7 +67,7 @@ class TimedEmbedder(Embedder):
     """The real model, with its calls timed and its texts counted."""
 
     def __init__(self, model: SentenceTransformerEmbedder, clock: Stopwatch) -> None:
-        self.model, self.name, self.dim = model, model.name, model.dim
+        self.name, self.dim = model.name, model.dim
         self.texts = 0
         self._embed = clock.wrap(model.embed)
 
@@ -104,35 +103,33 @@ def main() -> None:
     embedder = TimedEmbedder(SentenceTransformerEmbedder(EmbedderConfig()), embed_clock)
     questions = load_longmemeval(args.data)[: args.questions]
     timings: list[HaystackTiming] = []
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        Hindsight(Path(tmp), system_config("hindsight"), embedder=embedder) as hs,
-    ):
-        for q in tqdm(questions, desc="retain haystacks", unit="haystack"):
-            h = haystack(q)
-            before = (embed_clock.seconds, ner_clock.seconds, embedder.texts)
-            start = time.perf_counter()
-            results = hs.bank(h.bank_id).retain_many(
-                [RetainRequest(d.messages, timestamp=d.timestamp, document_id=d.document_id) for d in h.documents]
-            )
-            seconds = time.perf_counter() - start
-            embed_s, ner_s = embed_clock.seconds - before[0], ner_clock.seconds - before[1]
-            timings.append(
-                HaystackTiming(
-                    q.question_id,
-                    len(h.documents),
-                    sum(r.created for r in results),
-                    embedder.texts - before[2],
-                    round(seconds, 2),
-                    round(embed_s, 2),
-                    round(ner_s, 2),
-                    round(seconds - embed_s - ner_s, 2),
+    with tempfile.TemporaryDirectory() as tmp:
+        # The eval's own retain path, so that this measures what `eval/longmemeval.py retrieval` spends.
+        system = HindsightSystem("hindsight", Path(tmp), embedder, (), 0, system_config("hindsight"))
+        try:
+            for q in tqdm(questions, desc="retain haystacks", unit="haystack"):
+                h = haystack(q)
+                before = (embed_clock.seconds, ner_clock.seconds, embedder.texts)
+                bank, seconds = system.bank(h)
+                embed_s, ner_s = embed_clock.seconds - before[0], ner_clock.seconds - before[1]
+                timings.append(
+                    HaystackTiming(
+                        q.question_id,
+                        len(h.documents),
+                        sum(bank.stats().units.values()),
+                        embedder.texts - before[2],
+                        round(seconds, 2),
+                        round(embed_s, 2),
+                        round(ner_s, 2),
+                        round(seconds - embed_s - ner_s, 2),
+                    )
                 )
-            )
+        finally:
+            system.close()
     fields = ("seconds", "embed_seconds", "ner_seconds", "other_seconds", "units")
     mean = {f: round(statistics.mean(getattr(t, f) for t in timings), 2) for f in fields}
     report = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "machine": machine(),
         "command": " ".join(["bench/retain_stages.py", *sys.argv[1:]]),
         "torch_threads": torch.get_num_threads(),
         "loadavg_1m": os.getloadavg()[0],
@@ -145,16 +142,7 @@ def main() -> None:
     for col in ("question", "sessions", "units", "embedded", "seconds", "embed", "NER", "other"):
         table.add_column(col, justify="left" if col == "question" else "right")
     for t in timings:
-        table.add_row(
-            t.question_id,
-            str(t.sessions),
-            str(t.units),
-            str(t.texts_embedded),
-            f"{t.seconds:.1f}",
-            f"{t.embed_seconds:.1f}",
-            f"{t.ner_seconds:.1f}",
-            f"{t.other_seconds:.1f}",
-        )
+        table.add_row(t.question_id, *(f"{v:.1f}" if isinstance(v, float) else str(v) for v in astuple(t)[1:]))
     console = Console()
     console.print(table)
     console.print(

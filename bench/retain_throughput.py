@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sqlite3
 import statistics
 import sys
@@ -33,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tqdm import tqdm
 
+from bench import machine
 from eval.datasets import LocomoConversation, load_locomo
 from hindsight import Bank, Hindsight, Message, RetainRequest
 from hindsight.config import EmbedderConfig, HindsightConfig, LLMConfig
@@ -185,7 +185,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     embedder = SentenceTransformerEmbedder(EmbedderConfig())
-    result: dict[str, object] = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"}
+    result: dict[str, object] = {"machine": machine()}
     if not args.skip_throughput:
         result["throughput"] = throughput(args.data, embedder, args.rounds)
         print(json.dumps(result["throughput"]))
