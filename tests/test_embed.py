@@ -57,3 +57,22 @@ def test_lone_surrogates_are_replaced_not_a_tokenizer_crash(minilm: Embedder, ca
         vectors = minilm.embed(["Maya moved to Denver \ud800", "Maya moved to Denver \ufffd"])
     assert "lone surrogates" in caplog.text
     assert np.allclose(vectors[0], vectors[1], atol=1e-5)
+
+
+def test_a_word_piece_limit_cuts_texts_and_names_the_embedder(minilm: Embedder, tmp_path: Path) -> None:
+    from hindsight.config import EmbedderConfig
+    from hindsight.embed.factory import make_embedder
+    from hindsight.errors import EmbedderMismatchError
+
+    limited = make_embedder(EmbedderConfig(max_tokens=64))
+    assert limited.name == "all-MiniLM-L6-v2@64" and make_embedder(EmbedderConfig(max_tokens=256)).name == minilm.name
+    head = " ".join(f"w{i}" for i in range(60))  # more than 64 word pieces
+    a, b = limited.embed([f"{head} apples", f"{head} taxes"])
+    assert np.array_equal(a, b)  # the words after the limit are cut off
+    full_a, full_b = minilm.embed([f"{head} apples", f"{head} taxes"])
+    assert not np.allclose(full_a, full_b, atol=1e-3)
+    # Vectors of two limits never share a bank.
+    with Hindsight(tmp_path, embedder=minilm) as hs:
+        hs.bank("b").retain("Bob likes tea.", timestamp="2024-06-01")
+    with Hindsight(tmp_path, embedder=limited) as hs, pytest.raises(EmbedderMismatchError):
+        hs.bank("b").recall("What does Bob like?")

@@ -83,6 +83,18 @@ def test_fact_has_speakers_entities_time_and_provenance(extractor: NLPExtractor)
     assert fact.network is Network.WORLD
 
 
+def test_without_assistant_entities_ner_reads_the_people_only() -> None:
+    d = doc(("Ann", "user", "I flew to Paris with Bob Jones.", DAY1),
+            ("Ava", "assistant", "Try a trip to London and Berlin.", DAY1))
+    ner_all = NLPExtractor(ExtractorConfig())
+    people_only = NLPExtractor(ExtractorConfig(assistant_entities=False))
+    names = {e.text for e in ner_all.extract(d)[0].entities}
+    assert {"London", "Berlin"} <= names
+    [fact] = people_only.extract(d)
+    assert {e.text for e in fact.entities} == {"Ann", "Ava", "Paris", "Bob Jones"}
+    assert people_only.ner.sentences_tagged < ner_all.ner.sentences_tagged
+
+
 def test_without_time_expression_the_unit_occurs_on_the_mention_day(extractor: NLPExtractor) -> None:
     [fact] = extractor.extract(doc(("Ann", "user", "I like tea.", DAY1)))
     assert fact.metadata["time_source"] == "mention"

@@ -38,6 +38,11 @@ def tokenizable(texts: Sequence[str]) -> list[str]:
     return out
 
 
+def limited_name(name: str, max_tokens: int | None, model_limit: int | None) -> str:
+    """The embedder's name under a word-piece limit: unchanged at the model's own limit, else suffixed with it."""
+    return name if max_tokens is None or max_tokens == model_limit else f"{name}@{max_tokens}"
+
+
 def embed_hash(model_name: str, text: str) -> str:
     """Content hash of a text under one model; equal hashes never get embedded twice."""
     return hashlib.sha256(f"{model_name}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from hindsight.config import EmbedderConfig
-from hindsight.embed.base import Embedder, tokenizable
+from hindsight.embed.base import Embedder, limited_name, tokenizable
 from hindsight.embed.sentence_transformers import default_model_path
 from hindsight.errors import ConfigError, ModelChecksumError
 
@@ -55,13 +55,14 @@ class OnnxInt8Embedder(Embedder):
         folder = Path(default_model_path())
         max_len = int(json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"])
         self._tokenizer: Any = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self._tokenizer.enable_truncation(max_len)  # tokenizer.json says 128; sentence-transformers uses 256
+        # tokenizer.json says 128; sentence-transformers uses 256
+        self._tokenizer.enable_truncation(config.max_tokens or max_len)
         self._tokenizer.no_padding()  # each batch is padded to its own longest text
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = config.threads or os.cpu_count() or 1
         options.inter_op_num_threads = 1
         self._session: Any = onnxruntime.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
-        self.name = ONNX_MODEL_NAME
+        self.name = limited_name(ONNX_MODEL_NAME, config.max_tokens, max_len)
         self.dim = int(self._session.get_outputs()[0].shape[-1])
         self.batch_size = config.batch_size
         self.threads = options.intra_op_num_threads

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from hindsight.config import EmbedderConfig
-from hindsight.embed.base import Embedder, tokenizable
+from hindsight.embed.base import Embedder, limited_name, tokenizable
 from hindsight.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -39,11 +39,14 @@ class SentenceTransformerEmbedder(Embedder):
         from sentence_transformers import SentenceTransformer
 
         path = config.model or default_model_path()
-        self.name = DEFAULT_MODEL_NAME if config.model is None else os.path.basename(path.rstrip("/"))
         try:
             self._model: Any = SentenceTransformer(path, device=config.device)
         except Exception as exc:
             raise ConfigError(f"cannot load embedding model from {path!r}: {exc}") from exc
+        name = DEFAULT_MODEL_NAME if config.model is None else os.path.basename(path.rstrip("/"))
+        self.name = limited_name(name, config.max_tokens, self._model.max_seq_length)
+        if config.max_tokens is not None:
+            self._model.max_seq_length = config.max_tokens
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         dim = get_dim()
         if not dim:

@@ -80,7 +80,7 @@ class NLPExtractor(Extractor):
         known: list[frozenset[str]] = []  # per turn: its document's speakers
         for d in documents:
             speakers = frozenset(t.speaker for t in d.turns if t.speaker)
-            texts += [t.text for t in d.turns]
+            texts += [t.text if self.config.assistant_entities or not _is_assistant(t) else "" for t in d.turns]
             known += [speakers] * len(d.turns)
         mentions = self.ner.mentions(texts, known=known)
         found_in = iter(mentions)
