@@ -131,6 +131,11 @@ class ResultLog:
         return [self._results[i] for i in ids if i in self._results]
 
 
+# The dense baselines embed a turn as sentence-transformers does by default, up to MiniLM's own 256 word pieces, as
+# the issue's reference figures do; hindsight's default limit (embedder.max_tokens) is its own choice.
+BASELINE_EMBEDDER = EmbedderConfig(max_tokens=None)
+
+
 class Runner:
     """Runs systems over queries and writes the reports; one shared embedder and vector cache, loaded on demand."""
 
@@ -146,8 +151,8 @@ class Runner:
 
     def embedder(self, config: EmbedderConfig | None = None) -> Embedder:
         """The embedder of `config` (default: the baselines' MiniLM), built once per distinct config; an embedder
-        passed to the runner serves the default config."""
-        config = config or EmbedderConfig()
+        passed to the runner serves hindsight's default config."""
+        config = config or BASELINE_EMBEDDER
         key = config.model_dump_json()
         if key == EmbedderConfig().model_dump_json() and self._embedder is not None:
             return self._embedder

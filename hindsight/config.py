@@ -26,9 +26,12 @@ class EmbedderConfig(_Section):
     device: str = "cpu"
     threads: int | None = Field(None, ge=1, description="onnx-int8 intra-op threads; null: the core count")
     cache_size: int = Field(50_000, ge=0, description="in-memory embedding cache entries")
-    # Word pieces embedded per text; null: the model's own limit (256 for MiniLM). Fewer embed faster, and the
-    # embedder's name then carries the limit ("all-MiniLM-L6-v2@128"), so vectors of two limits never mix.
-    max_tokens: int | None = Field(None, ge=16, le=512)
+    # Word pieces embedded per text; null: the model's own limit (256 for MiniLM). 128 is the length MiniLM was
+    # trained at. A unit's first turn comes first, so the cut falls in a long reply, which the lexical channel still
+    # reads whole. On LongMemEval-S dev it halves retain time and lifts session recall@5; LoCoMo's short turns are
+    # not cut (docs/BENCHMARKS.md). Under a limit the embedder's name carries it ("all-MiniLM-L6-v2@128"), so
+    # vectors of two limits never share a bank.
+    max_tokens: int | None = Field(128, ge=16, le=512)
 
 
 class ExtractorConfig(_Section):
@@ -62,8 +65,9 @@ class ExtractorConfig(_Section):
         ]
     )
     # Whether NER reads an assistant's turns. Off: a unit's entities are the people's (and the speakers'), the things
-    # the user talks about, not the names an assistant lists in its answers; spaCy then reads a fraction of the text.
-    assistant_entities: bool = Field(True, description="run NER on assistant turns too")
+    # the user talks about, not the names an assistant lists in its answers. On LongMemEval-S dev that cuts NER time
+    # tenfold and changes session recall by nothing (docs/BENCHMARKS.md).
+    assistant_entities: bool = Field(False, description="run NER on assistant turns too")
     causal_cues: bool = True
     causal_cue_strength: float = Field(0.5, ge=0, le=1, description="weight of cue-word causal links")
 

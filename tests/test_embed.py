@@ -64,9 +64,10 @@ def test_a_word_piece_limit_cuts_texts_and_names_the_embedder(minilm: Embedder, 
     from hindsight.embed.factory import make_embedder
     from hindsight.errors import EmbedderMismatchError
 
-    limited = make_embedder(EmbedderConfig(max_tokens=64))
-    assert limited.name == "all-MiniLM-L6-v2@64" and make_embedder(EmbedderConfig(max_tokens=256)).name == minilm.name
-    head = " ".join(f"w{i}" for i in range(60))  # more than 64 word pieces
+    limited = make_embedder(EmbedderConfig(max_tokens=32))
+    assert limited.name == "all-MiniLM-L6-v2@32" and minilm.name == "all-MiniLM-L6-v2@128"  # 128 is the default
+    assert make_embedder(EmbedderConfig(max_tokens=None)).name == make_embedder(EmbedderConfig(max_tokens=256)).name
+    head = " ".join(f"w{i}" for i in range(25))  # more than 32 word pieces, fewer than 128
     a, b = limited.embed([f"{head} apples", f"{head} taxes"])
     assert np.array_equal(a, b)  # the words after the limit are cut off
     full_a, full_b = minilm.embed([f"{head} apples", f"{head} taxes"])

@@ -87,16 +87,19 @@ def test_vectors_match_sentence_transformers(onnx: OnnxInt8Embedder, minilm: Emb
     assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2] + 0.2
 
 
-def test_texts_are_cut_at_256_tokens_like_sentence_transformers(onnx: OnnxInt8Embedder) -> None:
+def test_texts_are_cut_at_the_configured_limit_like_sentence_transformers(onnx: OnnxInt8Embedder) -> None:
     words = [f"w{i}" for i in range(400)]  # "w12" is two tokens or more
-
-    def vec(text: str) -> np.ndarray:
-        return onnx.embed([text])[0]
-
     tokens_176, tokens_1130 = " ".join(words[:80]), " ".join(words)
-    # The last word of 176 tokens still counts (tokenizer.json's own cut is 128); past 256 it is cut off.
-    assert not np.allclose(vec(tokens_176 + " apples"), vec(tokens_176 + " taxes"), atol=1e-3)
-    assert np.array_equal(vec(tokens_1130 + " apples"), vec(tokens_1130 + " taxes"))
+    model_limit = OnnxInt8Embedder(EmbedderConfig(backend="onnx-int8", max_tokens=None))
+    assert onnx.name == "all-MiniLM-L6-v2-onnx-int8@128" and model_limit.name == ONNX_MODEL_NAME
+
+    def same_vector(embedder: OnnxInt8Embedder, text: str) -> bool:
+        a, b = embedder.embed([text + " apples", text + " taxes"])
+        return bool(np.array_equal(a, b))
+
+    # The default limit is 128 word pieces; the model's own, 256 (tokenizer.json's cut of 128 is not what applies).
+    assert same_vector(onnx, tokens_176)
+    assert not same_vector(model_limit, tokens_176) and same_vector(model_limit, tokens_1130)
 
 
 def test_results_do_not_depend_on_order_or_batch_size(onnx: OnnxInt8Embedder) -> None:
@@ -113,7 +116,7 @@ def test_config_selects_the_backend_and_its_threads() -> None:
     built = make_embedder(EmbedderConfig(backend="onnx-int8", threads=1))
     assert isinstance(built, OnnxInt8Embedder) and built.threads == 1
     assert OnnxInt8Embedder(ONNX).threads == os.cpu_count()
-    assert built.name == ONNX_MODEL_NAME != DEFAULT_MODEL_NAME
+    assert built.name == f"{ONNX_MODEL_NAME}@128" and ONNX_MODEL_NAME != DEFAULT_MODEL_NAME
     for bad in ({"model": "/some/folder"}, {"device": "cuda"}):
         with pytest.raises(ConfigError, match="onnx-int8"):
             OnnxInt8Embedder(EmbedderConfig(backend="onnx-int8", **bad))

@@ -124,7 +124,8 @@ def test_config_file_shapes_the_hindsight_systems(tmp_path: Path) -> None:
 
 
 def test_hindsight_systems_embed_with_their_configured_backend(tmp_path: Path, minilm: Embedder) -> None:
-    """A --config embedder section reaches the hindsight systems; the baselines keep the default MiniLM."""
+    """A --config embedder section reaches the hindsight systems; the baselines keep MiniLM at its own 256 word
+    pieces, and an embedder passed to the runner serves hindsight's default config."""
     import argparse
 
     from eval.runner import Runner, add_common_args
@@ -138,7 +139,8 @@ def test_hindsight_systems_embed_with_their_configured_backend(tmp_path: Path, m
     args = parser.parse_args(["--data", str(LME), "--out", str(tmp_path / "o.json"), "--work", str(tmp_path / "w"),
                               "--config", str(cfg)])
     runner = Runner(args, "longmemeval", "per_type", {}, minilm)
-    assert runner.embedder() is minilm
+    assert runner.embedder(EmbedderConfig()) is minilm
+    assert runner.embedder().name == "all-MiniLM-L6-v2" != minilm.name
     system = runner.system("hindsight")
     try:
         assert isinstance(system.engine.embedder.embedder, OnnxInt8Embedder)  # type: ignore[attr-defined]

@@ -83,11 +83,11 @@ def test_fact_has_speakers_entities_time_and_provenance(extractor: NLPExtractor)
     assert fact.network is Network.WORLD
 
 
-def test_without_assistant_entities_ner_reads_the_people_only() -> None:
+def test_by_default_ner_reads_the_people_only() -> None:
     d = doc(("Ann", "user", "I flew to Paris with Bob Jones.", DAY1),
             ("Ava", "assistant", "Try a trip to London and Berlin.", DAY1))
-    ner_all = NLPExtractor(ExtractorConfig())
-    people_only = NLPExtractor(ExtractorConfig(assistant_entities=False))
+    ner_all = NLPExtractor(ExtractorConfig(assistant_entities=True))
+    people_only = NLPExtractor(ExtractorConfig())
     names = {e.text for e in ner_all.extract(d)[0].entities}
     assert {"London", "Berlin"} <= names
     [fact] = people_only.extract(d)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from hindsight.embed.base import embed_hash
+from hindsight.embed.base import embed_hash, limited_name
 from hindsight.embed.onnx_int8 import ONNX_MODEL_NAME
 from hindsight.embed.sentence_transformers import DEFAULT_MODEL_NAME
 from hindsight.errors import EmbedderMismatchError
 from hindsight.store.base import EmbeddedText
 
-# The packaged embedders, to name the one that built a bank.
+# The packaged embedders and the word-piece limits config allows, to name the one that built a bank.
 _KNOWN = {DEFAULT_MODEL_NAME: "sentence-transformers", ONNX_MODEL_NAME: "onnx-int8"}
+_LIMITS = range(16, 513)
 
 
 def check_bank_embedder(bank_id: str, sample: EmbeddedText | None, embedder_name: str) -> None:
@@ -19,14 +20,15 @@ def check_bank_embedder(bank_id: str, sample: EmbeddedText | None, embedder_name
         return
     built_with = next(
         (
-            f"{name} (embedder.backend: {backend})"
+            f"{limited_name(name, limit, None)} (embedder.backend: {backend}, embedder.max_tokens: {limit or 'null'})"
             for name, backend in _KNOWN.items()
-            if sample.hash == embed_hash(name, sample.text)
+            for limit in (None, *_LIMITS)
+            if sample.hash == embed_hash(limited_name(name, limit, None), sample.text)
         ),
         "another embedding model",
     )
     raise EmbedderMismatchError(
         f"bank {bank_id!r} was embedded with {built_with}, but this engine embeds with {embedder_name}; the vectors "
-        "of two models cannot share an index: open the bank with its own embedder, or retain its documents into a "
+        "of two embedders cannot share an index: open the bank with its own embedder, or retain its documents into a "
         "new bank"
     )
