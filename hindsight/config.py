@@ -65,7 +65,8 @@ class ExtractorConfig(_Section):
         ]
     )
     # Whether NER reads an assistant's turns. Off: a unit's entities are the people's (and the speakers'), the things
-    # the user talks about, not the names an assistant lists in its answers. On LongMemEval-S dev that cuts NER time
+    # the user talks about, not the names an assistant lists in its answers; an assistant's turn still mentions the
+    # names of its document's people that it repeats ("Did Bob enjoy it?"). On LongMemEval-S dev that cuts NER time
     # tenfold and changes session recall by nothing (docs/BENCHMARKS.md).
     assistant_entities: bool = Field(False, description="run NER on assistant turns too")
     causal_cues: bool = True

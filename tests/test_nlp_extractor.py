@@ -93,6 +93,10 @@ def test_by_default_ner_reads_the_people_only() -> None:
     [fact] = people_only.extract(d)
     assert {e.text for e in fact.entities} == {"Ann", "Ava", "Paris", "Bob Jones"}
     assert people_only.ner.sentences_tagged < ner_all.ner.sentences_tagged
+    # An assistant's turn on its own still mentions the names the people named, when it repeats them.
+    more = doc(("Ann", "user", "I flew to Paris with Bob Jones.", DAY1), ("Ava", "assistant", "Try Berlin.", DAY1),
+               ("Ava", "assistant", "Did Bob Jones like Paris more than London?", DAY1))
+    assert {e.text for e in people_only.extract(more)[1].entities} == {"Ava", "Bob Jones", "Paris"}
 
 
 def test_without_time_expression_the_unit_occurs_on_the_mention_day(extractor: NLPExtractor) -> None:

@@ -80,11 +80,21 @@ class NLPExtractor(Extractor):
         known: list[frozenset[str]] = []  # per turn: its document's speakers
         for d in documents:
             speakers = frozenset(t.speaker for t in d.turns if t.speaker)
-            texts += [t.text if self.config.assistant_entities or not _is_assistant(t) else "" for t in d.turns]
+            texts += [t.text if self._reads(t) else "" for t in d.turns]
             known += [speakers] * len(d.turns)
         mentions = self.ner.mentions(texts, known=known)
         found_in = iter(mentions)
-        return [self._facts(d, [next(found_in) for _ in d.turns]) for d in documents]
+        out = []
+        for d in documents:
+            per_turn = [next(found_in) for _ in d.turns]
+            if not self.config.assistant_entities:
+                per_turn = _restated(d.turns, per_turn)
+            out.append(self._facts(d, per_turn))
+        return out
+
+    def _reads(self, turn: Turn) -> bool:
+        """Whether NER reads the turn: a person's always, an assistant's only with assistant_entities."""
+        return self.config.assistant_entities or not _is_assistant(turn)
 
     def _facts(self, document: Document, mentions: list[list[EntityMention]]) -> list[ExtractedFact]:
         by_index = {t.index: m for t, m in zip(document.turns, mentions, strict=True)}
@@ -171,6 +181,19 @@ class NLPExtractor(Extractor):
             metadata={"time_source": time_source},
             lead=lead,
         )
+
+
+def _restated(turns: list[Turn], mentions: list[list[EntityMention]]) -> list[list[EntityMention]]:
+    """The mentions, with an assistant's turn given the names the people of its document named that it repeats
+    ("Did Bob enjoy the trip?"): the agent's restatements count as mentions, the names it brings up do not."""
+    named = {m.text: m for t, found in zip(turns, mentions, strict=True) if not _is_assistant(t) for m in found}
+    if not named:
+        return mentions
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(named, key=len, reverse=True)) + r")\b")
+    return [
+        [named[n] for n in dict.fromkeys(pattern.findall(t.text))] if _is_assistant(t) else found
+        for t, found in zip(turns, mentions, strict=True)
+    ]
 
 
 def _is_assistant(turn: Turn) -> bool:
