@@ -172,6 +172,12 @@ class RecallConfig(_Section):
     graph_mu_causal_weak: float = Field(1.5, gt=0, description="enables / prevents")
     graph_mu_semantic: float = Field(1.0, gt=0, le=1)
     graph_mu_temporal: float = Field(0.8, gt=0, le=1, description="temporal and reply links")
+    # Units of two conversations that are close in time need not be about the same thing; the turns next to a hit in
+    # its own conversation are its context. Measured (docs/BENCHMARKS.md, "Temporal spreading within a document"):
+    # LongMemEval-S dev gains one question of recall_all@5 and loses a little of budget recall, LoCoMo dev is flat.
+    graph_temporal_scope: Literal["bank", "document"] = Field(
+        "document", description="'document': temporal links spread only between units retained from one document"
+    )
     graph_entity_specificity: bool = Field(True, description="scale entity links by how rare the shared entity is")
     # Units whose occurrence interval overlaps the query's but whose midpoint lies farther outside it than this
     # score 0 and are not scanned for.

@@ -118,6 +118,17 @@ def test_entity_links_carry_the_shared_entities_and_are_scaled_by_the_rarest(eng
             assert e.weight == pytest.approx(raw.weight * rarest) and e.weight < raw.weight
 
 
+def test_links_say_whether_they_cross_documents(engine: Hindsight, bank: Bank) -> None:
+    store, bank_id = engine.store, bank.indexes.bank_id
+    labels = sorted(bank.indexes.vectors.labels())
+    edges = store.neighbour_links(bank_id, labels)
+    ids = store.labels_to_ids(bank_id, labels)
+    document = {u.id: u.source.document_id for u in store.get_units(bank_id, list(ids.values()))}
+    assert {e.cross_document for e in edges if e.type is LinkType.TEMPORAL} == {True, False}
+    for e in edges:
+        assert e.cross_document == (document[ids[e.src]] != document[e.dst_id])
+
+
 def test_temporal_query_returns_the_period_first(bank: Bank) -> None:
     result = bank.recall("What did Maya do in April 2024?", query_time=QT)
     assert result.time_range is not None

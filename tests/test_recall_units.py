@@ -3,6 +3,7 @@ argument validation, hit formatting and knowledge-update ordering."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -244,6 +245,18 @@ def test_spreading_activation_budgets() -> None:
     assert asked[0] == [1] and all(len(a) == 1 for a in asked)  # only the most active unit spreads
     assert {h.label for h in beam} == {1, 2, 3, 4}  # 3 is reached from 2 and is a seed; it never spreads to 5
     assert weak == []  # a seed below the threshold does not even start
+
+
+def test_document_scope_keeps_temporal_spreading_within_a_document() -> None:
+    def across(labels: list[int]) -> list[GraphEdge]:
+        # 4 was retained from another document than 1; 2's entity link to 1 crosses documents too.
+        return [replace(e, cross_document=4 in (e.src, e.dst) or {e.src, e.dst} == {1, 2}) for e in neighbours(labels)]
+
+    seed = [RankedItem(1, "u1", 1.0)]
+    assert 4 in {h.label for h in spread(seed, across, SpreadParams(temporal_scope="bank"))}
+    scoped = {h.label for h in spread(seed, across, SpreadParams())}  # the default scope is the document
+    assert 4 not in scoped  # the temporal link 4 - 1 crosses documents
+    assert {2, 3, 5} <= scoped  # other link types spread across documents as before
 
 
 def test_specificity_of_entities() -> None:

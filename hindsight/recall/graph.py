@@ -7,6 +7,9 @@ and the hop and node budgets bound the work. Each hit keeps the simple path by w
 An entity link's stored weight is 1.0 whatever the entity; at recall it is scaled by the specificity of the
 rarest entity the two units share, `log(1 + N / df) / log(1 + N)` (N units in the bank, df of them mention the
 entity). Otherwise an entity in every unit (a conversation's speakers) would activate the whole bank equally.
+
+With `temporal_scope` "document", a temporal link spreads only between units retained from one document: units of
+two conversations that happen to be close in time need not be about the same thing.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from hindsight.config import RecallConfig
 from hindsight.models import CausalKind, LinkType
@@ -43,6 +47,7 @@ class SpreadParams:
     mu_causal_weak: float = 1.5
     mu_semantic: float = 1.0
     mu_temporal: float = 0.8
+    temporal_scope: Literal["bank", "document"] = "document"
 
     @classmethod
     def from_config(cls, c: RecallConfig) -> SpreadParams:
@@ -50,7 +55,7 @@ class SpreadParams:
             decay=c.graph_decay, min_activation=c.graph_min_activation, max_hops=c.graph_max_hops,
             max_nodes=c.graph_max_nodes, max_fanout=c.graph_max_fanout, max_expand=c.graph_max_expand,
             mu_entity=c.graph_mu_entity, mu_causal=c.graph_mu_causal, mu_causal_weak=c.graph_mu_causal_weak,
-            mu_semantic=c.graph_mu_semantic, mu_temporal=c.graph_mu_temporal,
+            mu_semantic=c.graph_mu_semantic, mu_temporal=c.graph_mu_temporal, temporal_scope=c.graph_temporal_scope,
         )
 
     def mu(self, edge: GraphEdge) -> float:
@@ -109,6 +114,8 @@ def _strongest(edges: list[GraphEdge], frontier: list[int], params: SpreadParams
     """Per frontier unit, at most `max_fanout` of its edges as (weight * mu, mu, edge), strongest first."""
     by_src: dict[int, list[_Scored]] = {label: [] for label in frontier}
     for edge in edges:
+        if edge.cross_document and edge.type is LinkType.TEMPORAL and params.temporal_scope == "document":
+            continue
         group = by_src.get(edge.src)
         if group is not None:
             mu = params.mu(edge)

@@ -148,6 +148,8 @@ class GraphEdge:
     weight: float
     shared_entities: tuple[str, ...] = ()
     """For an entity link: the ids of the entities both ends mention."""
+    cross_document: bool = False
+    """The two ends were retained from different documents."""
 
 
 @dataclass(frozen=True)

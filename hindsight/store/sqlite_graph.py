@@ -133,12 +133,13 @@ class GraphQueries:
                     f"SELECT l.{near}, l.{far}, u.id, l.type, l.subtype, l.weight, "
                     "CASE WHEN l.type='entity' THEN (SELECT group_concat(a.entity_id, ' ') FROM unit_entities a "
                     f"JOIN unit_entities b ON b.entity_id=a.entity_id AND b.unit_label=l.{far} "
-                    f"WHERE a.unit_label=l.{near}) END FROM links l "
-                    f"JOIN units u ON u.label=l.{far} WHERE l.{near} IN ({_marks(len(part))}) AND +u.bank_id=?{where}",
+                    f"WHERE a.unit_label=l.{near}) END, u.document_id IS NOT n.document_id FROM links l "
+                    f"JOIN units u ON u.label=l.{far} JOIN units n ON n.label=l.{near} "
+                    f"WHERE l.{near} IN ({_marks(len(part))}) AND +u.bank_id=?{where}",
                     (*part, bank_id, *params),
                 )
-                out += [GraphEdge(r[0], r[1], r[2], _LINK_TYPES[r[3]], r[4], r[5], tuple(r[6].split()) if r[6] else ())
-                        for r in rows]
+                out += [GraphEdge(r[0], r[1], r[2], _LINK_TYPES[r[3]], r[4], r[5], tuple(r[6].split()) if r[6] else (),
+                                  bool(r[7])) for r in rows]
         return out
 
     def reply_links(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> list[GraphEdge]:
