@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hindsight.config import RecallConfig
 from hindsight.errors import ContentTooLargeError, InvalidInputError
 from hindsight.models import LinkType, MemoryUnit, Network, Source
 from hindsight.recall.format import TokenCounter, hit_header, hit_text
@@ -19,9 +20,9 @@ from hindsight.recall.pack import pack
 from hindsight.recall.ranked import Candidate, Fused, RankedItem
 from hindsight.recall.replies import place_replies
 from hindsight.recall.request import make_request
-from hindsight.recall.rerank import asks_latest
+from hindsight.recall.rerank import BlendReranker, RerankQuery, asks_latest
 from hindsight.recall.temporal import query_time_range, temporal_score
-from hindsight.recall.types import Channel, PathStep, TimeRange
+from hindsight.recall.types import Channel, ChannelHit, PathStep, TimeRange
 from hindsight.recall.updates import order_updates
 from hindsight.store.base import GraphEdge
 
@@ -330,6 +331,26 @@ def test_update_moves_the_newer_just_above_the_older() -> None:
     chain = order_updates(cands, {"u0": "u2", "u2": "u4"})
     ids = [c.unit.id for c in chain]
     assert ids.index("u4") < ids.index("u2") < ids.index("u0") and sorted(ids) == [f"u{i}" for i in range(5)]
+
+
+def test_blend_lexical_term_brings_back_a_strong_bm25_match() -> None:
+    def cand(uid: str, fused: float, hits: list[ChannelHit]) -> Candidate:
+        return Candidate(Fused(0, uid, hits, fused), _unit(uid, T0), "[header]")
+
+    three_weak = cand("a", 0.039, [ChannelHit(channel=Channel.SEMANTIC, rank=3, score=0.31),
+                                   ChannelHit(channel=Channel.LEXICAL, rank=25, score=4.2),
+                                   ChannelHit(channel=Channel.TEMPORAL, rank=26, score=0.5)])
+    two_strong = cand("b", 0.032, [ChannelHit(channel=Channel.SEMANTIC, rank=4, score=0.30),
+                                   ChannelHit(channel=Channel.LEXICAL, rank=1, score=25.9)])
+    graph_only = cand("c", 0.016, [ChannelHit(channel=Channel.GRAPH, rank=1, score=0.4)])
+    query = RerankQuery(text="q", vector=None, latest=False)
+    config = RecallConfig(rerank="blend", blend_cosine_weight=0.0)
+    assert BlendReranker(config).scores(query, [three_weak, two_strong, graph_only]) == pytest.approx(
+        [1.0, 0.032 / 0.039, 0.016 / 0.039])  # the default weight of the lexical term is 0
+    lexical = BlendReranker(config.model_copy(update={"blend_lexical_weight": 1.0}))
+    scores = lexical.scores(query, [three_weak, two_strong, graph_only])
+    assert scores == pytest.approx([1.0 + 4.2 / 25.9, 0.032 / 0.039 + 1.0, 0.016 / 0.039])
+    assert scores is not None and scores[1] > scores[0]
 
 
 def test_place_replies_moves_answers_of_top_questions_right_after_them() -> None:
