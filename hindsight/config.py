@@ -196,11 +196,13 @@ class RecallConfig(_Section):
     )
     rerank_device: str = "cpu"
     rerank_batch_size: int = Field(16, ge=1)
-    # blend: w_rrf * fused/max_fused + w_cos * cosine(query, unit) + w_lex * bm25/max_bm25 + w_recency * recency
-    # (latest-state queries). RRF keeps only ranks; the cosine and BM25 terms bring back how strong a match is.
+    # blend: w_rrf * fused/max_fused + w_cos * cosine(query, unit) + w_lex * bm25/max_bm25
+    # + w_time * temporal/max_temporal + w_recency * recency (latest-state queries). RRF keeps only ranks; the other
+    # terms bring back how strong a match is.
     blend_rrf_weight: float = Field(1.0, ge=0)
     blend_cosine_weight: float = Field(1.0, ge=0)
     blend_lexical_weight: float = Field(0.0, ge=0, description="the lexical channel's BM25 score, over the best")
+    blend_temporal_weight: float = Field(0.0, ge=0, description="the temporal channel's score, over the best")
     blend_recency_weight: float = Field(0.3, ge=0)
     blend_cosine_source: Literal["stored", "text"] = Field(
         "stored", description="stored: the unit's embedding (text + date); text: embed the hit text per query"

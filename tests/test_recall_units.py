@@ -351,6 +351,9 @@ def test_blend_lexical_term_brings_back_a_strong_bm25_match() -> None:
     scores = lexical.scores(query, [three_weak, two_strong, graph_only])
     assert scores == pytest.approx([1.0 + 4.2 / 25.9, 0.032 / 0.039 + 1.0, 0.016 / 0.039])
     assert scores is not None and scores[1] > scores[0]
+    timed = BlendReranker(config.model_copy(update={"blend_temporal_weight": 1.0}))
+    assert timed.scores(query, [three_weak, two_strong, graph_only]) == pytest.approx(
+        [1.0 + 1.0, 0.032 / 0.039, 0.016 / 0.039])  # only the first was found in time, with the best score there
 
 
 def test_place_replies_moves_answers_of_top_questions_right_after_them() -> None:

@@ -2,10 +2,10 @@
 
 - `none`: no rerank scores; the fused (RRF) order stands.
 - `blend` (offline): `w_rrf * fused / max_fused + w_cos * cosine(query, unit) + w_lex * bm25 / max_bm25 +
-  w_recency * recency`, where the cosine is taken against the unit's stored embedding (its text with its date) or
-  against the embedded hit text, bm25 is the unit's lexical channel score (0 when that channel did not find it), and
-  recency (0 for the oldest candidate .. 1 for the newest, by mention time) counts only when the query asks
-  for the current state ("now", "currently", "latest", "still", ...).
+  w_time * temporal / max_temporal + w_recency * recency`, where the cosine is taken against the unit's stored
+  embedding (its text with its date) or against the embedded hit text, bm25 and temporal are the unit's scores in
+  those channels (0 when a channel did not find it), and recency (0 for the oldest candidate .. 1 for the newest,
+  by mention time) counts only when the query asks for the current state ("now", "currently", "latest", ...).
 - `cross-encoder`: a sentence-transformers CrossEncoder (the paper's ms-marco-MiniLM-L-6-v2, from a path or a
   model name the local Hugging Face cache holds) scores (query, hit text) pairs.
 """
@@ -82,7 +82,8 @@ class BlendReranker(Reranker):
     def __init__(self, config: RecallConfig, embed: Callable[[list[str]], np.ndarray] | None = None) -> None:
         self.w_rrf = config.blend_rrf_weight
         self.w_cos = config.blend_cosine_weight
-        self.w_lex = config.blend_lexical_weight
+        self.channel_weights = [(Channel.LEXICAL, config.blend_lexical_weight),
+                                (Channel.TEMPORAL, config.blend_temporal_weight)]
         self.w_recency = config.blend_recency_weight
         self.source = config.blend_cosine_source
         if self.source == "text" and embed is None:
@@ -98,10 +99,10 @@ class BlendReranker(Reranker):
         out = np.array([self.w_rrf * c.fused.score / top for c in candidates])
         if self.w_cos > 0 and query.vector is not None:
             out += self.w_cos * self._cosines(query.vector, candidates)
-        if self.w_lex > 0:
-            lexical = np.array([_lexical_score(c) for c in candidates])
-            if lexical.max() > 0:
-                out += self.w_lex * lexical / lexical.max()
+        for channel, weight in self.channel_weights:
+            found = np.array([_channel_score(c, channel) for c in candidates]) if weight > 0 else np.zeros(1)
+            if found.max() > 0:
+                out += weight * found / found.max()
         if self.w_recency > 0 and query.latest:
             times = np.array([c.unit.mentioned_at.timestamp() for c in candidates])
             spread = times.max() - times.min()
@@ -116,8 +117,8 @@ class BlendReranker(Reranker):
         return np.array([float(c.vector @ vector) if c.vector is not None else 0.0 for c in candidates])
 
 
-def _lexical_score(candidate: Candidate) -> float:
-    return next((max(h.score, 0.0) for h in candidate.fused.channels if h.channel is Channel.LEXICAL), 0.0)
+def _channel_score(candidate: Candidate, channel: Channel) -> float:
+    return next((max(h.score, 0.0) for h in candidate.fused.channels if h.channel is channel), 0.0)
 
 
 class CrossEncoderReranker(Reranker):
