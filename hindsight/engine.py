@@ -217,6 +217,8 @@ class Hindsight:
             reasoner.wait_idle()
         self.jobs.close()
         with self._lock:
+            if self._recall_pipeline is not None:
+                self._recall_pipeline.close()
             for bank in self._banks.values():
                 bank.close()
             self._banks.clear()

@@ -344,9 +344,9 @@ def test_blend_lexical_term_brings_back_a_strong_bm25_match() -> None:
                                    ChannelHit(channel=Channel.LEXICAL, rank=1, score=25.9)])
     graph_only = cand("c", 0.016, [ChannelHit(channel=Channel.GRAPH, rank=1, score=0.4)])
     query = RerankQuery(text="q", vector=None, latest=False)
-    config = RecallConfig(rerank="blend", blend_cosine_weight=0.0)
+    config = RecallConfig(rerank="blend", blend_cosine_weight=0.0, blend_lexical_weight=0.0, blend_temporal_weight=0.0)
     assert BlendReranker(config).scores(query, [three_weak, two_strong, graph_only]) == pytest.approx(
-        [1.0, 0.032 / 0.039, 0.016 / 0.039])  # the default weight of the lexical term is 0
+        [1.0, 0.032 / 0.039, 0.016 / 0.039])  # the fused score alone keeps the fused order
     lexical = BlendReranker(config.model_copy(update={"blend_lexical_weight": 1.0}))
     scores = lexical.scores(query, [three_weak, two_strong, graph_only])
     assert scores == pytest.approx([1.0 + 4.2 / 25.9, 0.032 / 0.039 + 1.0, 0.016 / 0.039])

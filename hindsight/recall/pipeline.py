@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from itertools import pairwise
 from typing import Any
@@ -62,6 +63,12 @@ class RecallPipeline:
         self.entity_counts = EntityCounts(store) if self.config.graph_entity_specificity else None
         self._reranker: Reranker | None = None
         self._lock = threading.Lock()
+        # The lexical search needs no query vector, so it runs while the query is embedded (both release the GIL).
+        self._side = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hindsight-lexical")
+
+    def close(self) -> None:
+        """Stop the side threads (after any search in flight)."""
+        self._side.shutdown(wait=True)
 
     @property
     def reranker(self) -> Reranker:
@@ -123,6 +130,9 @@ class RecallPipeline:
         The graph channel needs semantic seeds even when the semantic channel itself is off."""
         c, f, bank_id = self.config, req.unit_filter, indexes.bank_id
         lists: list[tuple[Channel, Sequence[RankedItem]]] = []
+        lexical: Future[list[RankedItem]] | None = None
+        if c.lexical_enabled:
+            lexical = self._side.submit(self._lexical, indexes, req, timer)
         vector = None
         if c.semantic_enabled or c.graph_enabled or c.updates_enabled or reranker.needs_query_vector:
             with timer("embed"):
@@ -134,10 +144,6 @@ class RecallPipeline:
                 semantic = semantic_search(self.store, indexes, vector, c.semantic_pool, f, c.filter_oversample)
             if c.semantic_enabled:
                 lists.append((Channel.SEMANTIC, semantic))
-        if c.lexical_enabled:
-            with timer("lexical"):
-                lists.append((Channel.LEXICAL, lexical_search(self.store, indexes, req.text, c.lexical_pool, f,
-                                                              c.filter_oversample, c.lexical_lead_weight)))
         if c.graph_enabled:
             with timer("graph"):
                 neighbours = store_neighbours(self.store, bank_id, f, len(indexes.vectors), self.entity_counts)
@@ -156,9 +162,18 @@ class RecallPipeline:
                 if time_range is not None:
                     lists.append((Channel.TEMPORAL, temporal_search(
                         self.store, bank_id, time_range, c.temporal_pool, c.temporal_margin_days, f)))
+        if lexical is not None:
+            with timer("lexical_wait"):
+                lists.append((Channel.LEXICAL, lexical.result()))
         with timer("fusion"):
             fused = rrf(lists, c.rrf_k)
         return fused, vector, time_range
+
+    def _lexical(self, indexes: BankIndexes, req: RecallRequest, timer: _Timer) -> list[RankedItem]:
+        c = self.config
+        with timer("lexical"):
+            return lexical_search(self.store, indexes, req.text, c.lexical_pool, req.unit_filter, c.filter_oversample,
+                                  c.lexical_lead_weight)
 
     def _load(
         self, bank_id: str, fused: Sequence[Fused], req: RecallRequest, with_vectors: bool = False,

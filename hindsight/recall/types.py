@@ -69,4 +69,6 @@ class RecallResult(BaseModel):
     tokens_used: int
     hits: list[RecallHit]
     candidates: int = 0
+    # Wall-clock ms per stage, and "total". "lexical" runs on a side thread while the query is embedded;
+    # "lexical_wait" is how long the channels then waited for it.
     timings_ms: dict[str, float] = Field(default_factory=dict)
