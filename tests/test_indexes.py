@@ -130,3 +130,5 @@ def test_fts_file_of_an_older_layout_is_reported_for_rebuild(tmp_path: Path) -> 
 def test_query_terms() -> None:
     assert query_terms("What did Maya do with the Beagle?") == ["maya", "beagle"]
     assert query_terms("") == []
+    assert query_terms("I've been wondering: didn't Don say he'll come? We're sure he won.") == [
+        "wondering", "don", "say", "come", "sure", "won"]  # contraction remnants go, words that look like them stay

@@ -27,6 +27,9 @@ _STOPWORDS = frozenset(
     'there', 'these', 'they', 'this', 'those', 'through', 'to', 'too', 'under', 'until', 'up', 'very', 'was',
     'we', 'were', 'what', 'when', 'where', 'which', 'while', 'who', 'whom', 'why', 'will', 'with', 'would',
     'you', 'your', 'yours', 'yourself', 'yourselves',
+    # What the tokenizer leaves of contractions ("I've" -> "i", "ve"). "don" and "won" stay: they are also words.
+    'ain', 'aren', 'couldn', 'didn', 'doesn', 'hadn', 'hasn', 'haven', 'isn', 'll', 'mightn', 'mustn', 'needn',
+    're', 'shan', 'shouldn', 've', 'wasn', 'weren', 'wouldn',
 ]
 )
 _MAX_QUERY_TERMS = 32
