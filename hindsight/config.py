@@ -150,6 +150,12 @@ class RecallConfig(_Section):
     # A unit's lead (extractor.context_chars) is another speaker's words: they help find the unit, but less than
     # its own. 0.5 is not tuned.
     lexical_lead_weight: float = Field(0.5, ge=0, le=1, description="BM25 weight of a unit's quoted lead")
+    # BM25 scores every unit that holds any query term; at 100k units a common word ("like", "new") holds tens of
+    # thousands, and such a word's IDF adds little to any of them.
+    lexical_max_df: float | None = Field(
+        None, gt=0, le=1, description="query terms in more than this share of the units are left out (when a rarer "
+        "term remains); null keeps every term"
+    )
     temporal_pool: int = Field(100, ge=1)
     filter_oversample: int = Field(4, ge=1, description="index hits fetched per wanted hit when filtering")
     rrf_k: int = Field(60, ge=1)

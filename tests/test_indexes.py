@@ -87,6 +87,18 @@ def test_fts_hostile_queries_never_raise(tmp_path: Path, query: str) -> None:
     assert all(h.label == 1 for h in hits)
 
 
+def test_fts_leaves_out_terms_of_too_many_units_while_a_rarer_one_remains(tmp_path: Path) -> None:
+    idx = Fts5Index(tmp_path)
+    idx.load()
+    idx.add_units([IndexedUnit(i, str(i), np.zeros(1), f"Maya went running, day {i}") for i in range(1, 9)]
+                  + [IndexedUnit(9, "9", np.zeros(1), "Maya adopted a beagle")], 9)
+    everything = idx.search("Maya running beagle", 20)
+    assert everything[0].label == 9 and len(everything) == 9  # "maya" matches every unit
+    assert [h.label for h in idx.search("Maya running beagle", 20, max_docs=2)] == [9]  # only "beagle" is left
+    assert {h.label for h in idx.search("Maya running", 20, max_docs=2)} == set(range(1, 10))  # no rarer term: all
+    assert len(idx.search("Maya running beagle", 20, max_docs=8)) == 9  # "running" (8 units) stays
+
+
 def test_fts_corrupt_file_is_reported_for_rebuild(tmp_path: Path) -> None:
     (tmp_path / "lexical.db").write_bytes(b"this is not a database" * 100)
     idx = Fts5Index(tmp_path)

@@ -158,6 +158,19 @@ def test_lexical_search_runs_while_the_query_is_embedded(
     assert {"embed", "lexical", "lexical_wait"} <= set(result.timings_ms)
 
 
+def test_lexical_max_df_leaves_out_a_common_name(engine: Hindsight, bank: Bank) -> None:
+    def lexical_texts(**recall: Any) -> list[str]:
+        result = pipeline(engine, semantic_enabled=False, graph_enabled=False, **recall).recall(
+            bank.indexes, "Bob beagle", query_time=QT, budget=10**6)
+        return [f"{h.unit.metadata.get('lead', '')} {h.unit.text}".lower() for h in result.hits
+                if channel(h, Channel.LEXICAL)]
+
+    every = lexical_texts()
+    assert any("beagle" not in t for t in every)  # "bob" alone finds units
+    rare = lexical_texts(lexical_max_df=0.2)  # Bob is in about a third of the sample's units, the beagle in two
+    assert rare and all("beagle" in t for t in rare) and len(rare) < len(every)
+
+
 def test_temporal_query_returns_the_period_first(bank: Bank) -> None:
     result = bank.recall("What did Maya do in April 2024?", query_time=QT)
     assert result.time_range is not None

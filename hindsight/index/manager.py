@@ -94,8 +94,12 @@ class BankIndexes:
     ) -> list[IndexHit]:
         return self.vectors.search(vector, k, allowed)
 
-    def search_lexical(self, query: str, k: int, lead_weight: float = 1.0) -> list[IndexHit]:
-        return self.lexical.search(query, k, lead_weight)
+    def search_lexical(
+        self, query: str, k: int, lead_weight: float = 1.0, max_df: float | None = None
+    ) -> list[IndexHit]:
+        """BM25 hits; with `max_df`, terms in more than that share of the bank's units are left out (see search)."""
+        max_docs = None if max_df is None else max(1, int(max_df * len(self.vectors)))
+        return self.lexical.search(query, k, lead_weight, max_docs)
 
     def close(self) -> None:
         with self._sync_lock:

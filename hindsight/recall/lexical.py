@@ -16,12 +16,13 @@ _WIDEN = 16
 
 def lexical_search(
     store: MemoryStore, indexes: BankIndexes, query: str, pool: int, unit_filter: UnitFilter, oversample: int,
-    lead_weight: float = 1.0,
+    lead_weight: float = 1.0, max_df: float | None = None,
 ) -> list[RankedItem]:
-    """Up to `pool` units by BM25 score, best first, all passing the filter (a lead's words weigh lead_weight)."""
+    """Up to `pool` units by BM25 score, best first, all passing the filter (a lead's words weigh lead_weight;
+    terms in more than `max_df` of the units are left out while a rarer one remains)."""
 
     def search(k: int) -> tuple[list[RankedItem], bool]:
-        hits = [h for h in indexes.search_lexical(query, k, lead_weight) if h.score >= _MIN_SCORE]
+        hits = [h for h in indexes.search_lexical(query, k, lead_weight, max_df) if h.score >= _MIN_SCORE]
         return resolve_hits(store, indexes.bank_id, hits, unit_filter), len(hits) >= k
 
     k = pool * oversample if unit_filter.active else pool

@@ -173,7 +173,7 @@ class RecallPipeline:
         c = self.config
         with timer("lexical"):
             return lexical_search(self.store, indexes, req.text, c.lexical_pool, req.unit_filter, c.filter_oversample,
-                                  c.lexical_lead_weight)
+                                  c.lexical_lead_weight, c.lexical_max_df)
 
     def _load(
         self, bank_id: str, fused: Sequence[Fused], req: RecallRequest, with_vectors: bool = False,
