@@ -16,6 +16,9 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# The word-piece limits embedder.max_tokens allows (bank_embedder names a bank's limit from within them).
+MIN_EMBED_TOKENS, MAX_EMBED_TOKENS = 16, 512
+
 class EmbedderConfig(_Section):
     # onnx-int8: all-MiniLM-L6-v2 as int8 ONNX on onnxruntime (the [onnx] extra; see bench/embed_backends.py).
     backend: Literal["sentence-transformers", "onnx-int8"] = "sentence-transformers"
@@ -31,7 +34,7 @@ class EmbedderConfig(_Section):
     # reads whole. On LongMemEval-S dev it halves retain time and lifts session recall@5; LoCoMo's short turns are
     # not cut (docs/BENCHMARKS.md). Under a limit the embedder's name carries it ("all-MiniLM-L6-v2@128"), so
     # vectors of two limits never share a bank.
-    max_tokens: int | None = Field(128, ge=16, le=512)
+    max_tokens: int | None = Field(128, ge=MIN_EMBED_TOKENS, le=MAX_EMBED_TOKENS)
 
 
 class ExtractorConfig(_Section):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hindsight.config import MAX_EMBED_TOKENS, MIN_EMBED_TOKENS
 from hindsight.embed.base import embed_hash, limited_name
 from hindsight.embed.onnx_int8 import ONNX_MODEL_NAME
 from hindsight.embed.sentence_transformers import DEFAULT_MODEL_NAME
@@ -10,7 +11,7 @@ from hindsight.store.base import EmbeddedText
 
 # The packaged embedders and the word-piece limits config allows, to name the one that built a bank.
 _KNOWN = {DEFAULT_MODEL_NAME: "sentence-transformers", ONNX_MODEL_NAME: "onnx-int8"}
-_LIMITS = range(16, 513)
+_LIMITS = range(MIN_EMBED_TOKENS, MAX_EMBED_TOKENS + 1)
 
 
 def check_bank_embedder(bank_id: str, sample: EmbeddedText | None, embedder_name: str) -> None:

@@ -55,7 +55,7 @@ class OnnxInt8Embedder(Embedder):
         folder = Path(default_model_path())
         max_len = int(json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"])
         self._tokenizer: Any = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        # tokenizer.json says 128; sentence-transformers uses 256
+        # tokenizer.json says 128; the model's own limit (sentence-transformers') is 256, unless max_tokens is set
         self._tokenizer.enable_truncation(config.max_tokens or max_len)
         self._tokenizer.no_padding()  # each batch is padded to its own longest text
         options = onnxruntime.SessionOptions()
