@@ -11,7 +11,8 @@ model call is replaced during the fill: a unit's vector is the real MiniLM vecto
 a small random rotation per cycle (cosine about 0.9 to the original), so that 100k units do not take hours of
 embedding and the index does not hold exact duplicates. Recall then runs with the real model: the questions of
 both datasets (each once, so that no query vector comes from a cache), with query_time set to the question date.
-In the same run, interleaved, the bare model embeds the same questions: that time is the floor.
+In the same run, interleaved, the bare model embeds the same questions: that time is the floor. The Python garbage
+collections that ran during the measured recalls are reported too (count and longest pause per generation).
 
 The fill resumes from an existing --dir; banks are kept there. --config takes the `recall` section of a YAML config
 for the measured recalls (to compare recall settings on one bank); the fill always runs with the defaults.
@@ -20,6 +21,7 @@ for the measured recalls (to compare recall settings on one bank); the fill alwa
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import json
 import os
@@ -143,6 +145,25 @@ def fill(directory: Path, model: SentenceTransformerEmbedder, sessions: list[Ses
         return have
 
 
+class GcPauses:
+    """Python's garbage-collection pauses while recall is measured, per generation (a full collection walks every
+    tracked object of the process, so its pause grows with the process, not with the query)."""
+
+    def __init__(self) -> None:
+        self.ms: dict[int, list[float]] = {0: [], 1: [], 2: []}
+        self._start = 0.0
+
+    def callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.ms[info["generation"]].append((time.perf_counter() - self._start) * 1000)
+
+    def summary(self) -> dict[str, object]:
+        return {"tracked_objects": len(gc.get_objects()),
+                **{f"gen{g}": {"count": len(v), "max_ms": round(max(v, default=0.0), 2)} for g, v in self.ms.items()}}
+
+
 def _pct(values: list[float], q: int) -> float:
     return float(np.percentile(values, q))
 
@@ -155,11 +176,13 @@ def measure(
     totals: list[float] = []
     bare: list[float] = []
     stages: dict[str, list[float]] = {}
+    pauses = GcPauses()
     with Hindsight(directory, config, embedder=model) as hs:
         bank = hs.bank(BANK, create=False)
         units = sum(bank.stats().units.values())
         for q in queries[:5]:  # warm-up: indexes loaded, caches filled; these queries are not measured
             bank.recall(q.text + " (warm-up)", budget=budget, query_time=q.when)
+        gc.callbacks.append(pauses.callback)
         for q in tqdm(queries[5:], desc=f"recall at {units} units", unit="query"):
             t0 = time.perf_counter()
             model.embed([q.text])
@@ -170,6 +193,7 @@ def measure(
             for stage, ms in result.timings_ms.items():
                 if stage != "total":
                     stages.setdefault(stage, []).append(ms)
+        gc.callbacks.remove(pauses.callback)
     p50 = statistics.median(totals)
     embed = statistics.median(bare)
     return {
@@ -179,6 +203,7 @@ def measure(
         "p99_over_p50": round(_pct(totals, 99) / p50, 2),
         "stages": {k: {"p50_ms": round(statistics.median(v), 2), "p95_ms": round(_pct(v, 95), 2),
                        "p99_ms": round(_pct(v, 99), 2)} for k, v in stages.items()},
+        "gc": pauses.summary(),
     }
 
 
