@@ -2,7 +2,7 @@
 
     python bench/recall_latency.py --locomo ../shared/data/locomo_dev.json \
         --longmemeval ../shared/data/longmemeval_s_dev.json.gz --units 10000 100000 --dir /tmp/bench/latency \
-        [--queries 300] [--config YAML] [--json OUT]
+        [--queries 300] [--config YAML] [--gc-freeze] [--json OUT]
 
 One bank grows through each --units size in turn; it is measured at each. The fill is synthetic but realistic:
 the sessions of both datasets go through the real retain pipeline (nlp extraction, NER, entity resolution,
@@ -14,7 +14,9 @@ both datasets (each once, so that no query vector comes from a cache), with quer
 In the same run, interleaved, the bare model embeds the same questions: that time is the floor. The Python garbage
 collections that ran during the measured recalls are reported too (count and longest pause per generation).
 
-The fill resumes from an existing --dir; banks are kept there. --config takes the `recall` section of a YAML config
+`--gc-freeze` calls gc.freeze() after the warm-up, so that full collections skip the objects alive by then (the
+models, the loaded corpus); a latency-sensitive service can do the same once it has loaded. The fill resumes from an
+existing --dir; banks are kept there. --config takes the `recall` section of a YAML config
 for the measured recalls (to compare recall settings on one bank); the fill always runs with the defaults.
 """
 
@@ -170,9 +172,10 @@ def _pct(values: list[float], q: int) -> float:
 
 def measure(
     directory: Path, model: SentenceTransformerEmbedder, queries: list[Query], budget: int,
-    config: HindsightConfig = NO_LLM,
+    config: HindsightConfig = NO_LLM, gc_freeze: bool = False,
 ) -> dict[str, object]:
-    """Recall each query once with the real model; the bare model embeds it too, interleaved."""
+    """Recall each query once with the real model; the bare model embeds it too, interleaved. With `gc_freeze`, the
+    objects alive after the warm-up are moved out of the collector's reach (gc.freeze), as a service would do."""
     totals: list[float] = []
     bare: list[float] = []
     stages: dict[str, list[float]] = {}
@@ -182,6 +185,8 @@ def measure(
         units = sum(bank.stats().units.values())
         for q in queries[:5]:  # warm-up: indexes loaded, caches filled; these queries are not measured
             bank.recall(q.text + " (warm-up)", budget=budget, query_time=q.when)
+        if gc_freeze:
+            gc.freeze()
         gc.callbacks.append(pauses.callback)
         for q in tqdm(queries[5:], desc=f"recall at {units} units", unit="query"):
             t0 = time.perf_counter()
@@ -194,6 +199,7 @@ def measure(
                 if stage != "total":
                     stages.setdefault(stage, []).append(ms)
         gc.callbacks.remove(pauses.callback)
+        gc.unfreeze()
     p50 = statistics.median(totals)
     embed = statistics.median(bare)
     return {
@@ -218,6 +224,7 @@ def main() -> None:
     parser.add_argument("--noise", type=float, default=0.025, help="fill vector noise per dimension")
     parser.add_argument("--per-call", type=int, default=20, help="sessions per retain_many call of the fill")
     parser.add_argument("--config", type=Path, default=None, help="YAML config whose recall section the recalls use")
+    parser.add_argument("--gc-freeze", action="store_true", help="gc.freeze() after the warm-up, before measuring")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     config = NO_LLM
@@ -229,10 +236,10 @@ def main() -> None:
     runs = []
     for target in sorted(args.units):
         fill(args.dir, model, sessions, target, args.noise, args.per_call)
-        runs.append(measure(args.dir, model, queries, args.budget, config))
+        runs.append(measure(args.dir, model, queries, args.budget, config, args.gc_freeze))
         print(json.dumps(runs[-1]))
-    result = {"machine": machine(),
-              "command": " ".join(sys.argv), "recall": config.recall.model_dump(mode="json"), "runs": runs}
+    result = {"machine": machine(), "command": " ".join(sys.argv), "recall": config.recall.model_dump(mode="json"),
+              "gc_freeze": args.gc_freeze, "runs": runs}
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
 
