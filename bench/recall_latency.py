@@ -199,7 +199,8 @@ def measure(
                 if stage != "total":
                     stages.setdefault(stage, []).append(ms)
         gc.callbacks.remove(pauses.callback)
-        gc.unfreeze()
+        if gc_freeze:
+            gc.unfreeze()
     p50 = statistics.median(totals)
     embed = statistics.median(bare)
     return {

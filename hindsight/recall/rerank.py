@@ -100,9 +100,10 @@ class BlendReranker(Reranker):
         if self.w_cos > 0 and query.vector is not None:
             out += self.w_cos * self._cosines(query.vector, candidates)
         for channel, weight in self.channel_weights:
-            found = np.array([_channel_score(c, channel) for c in candidates]) if weight > 0 else np.zeros(1)
-            if found.max() > 0:
-                out += weight * found / found.max()
+            if weight > 0:
+                found = np.array([_channel_score(c, channel) for c in candidates])
+                if found.max() > 0:
+                    out += weight * found / found.max()
         if self.w_recency > 0 and query.latest:
             times = np.array([c.unit.mentioned_at.timestamp() for c in candidates])
             spread = times.max() - times.min()
