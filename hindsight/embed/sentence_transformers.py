@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from hindsight.config import EmbedderConfig
-from hindsight.embed.base import Embedder, limited_name, tokenizable
+from hindsight.embed.base import Embedder, freeze_collector, limited_name, tokenizable
 from hindsight.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -54,6 +54,8 @@ class SentenceTransformerEmbedder(Embedder):
         self.dim = int(dim)
         self.batch_size = config.batch_size
         log.info("loaded embedder %s (dim %d) from %s", self.name, self.dim, path)
+        if config.freeze_gc:
+            freeze_collector(f"embedder {self.name}")
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
