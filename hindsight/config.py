@@ -167,6 +167,10 @@ class RecallConfig(_Section):
     temporal_pool: int = Field(100, ge=1)
     filter_oversample: int = Field(4, ge=1, description="index hits fetched per wanted hit when filtering")
     rrf_k: int = Field(60, ge=1)
+    # Units a channel scores equally (every unit of the day a dated query names, in the temporal channel) share the
+    # best rank of their tie in fusion ("shared"), instead of taking consecutive ranks in the channel's list order
+    # ("listed"), which is arbitrary among ties.
+    rrf_tied_ranks: Literal["shared", "listed"] = "shared"
     max_query_chars: int = Field(10_000, ge=1)
     # Spreading activation: A(j) = max over edges i-j of A(i) * weight * decay * mu(type), from the top semantic
     # hits. The multipliers are starting points (entity and causal > 1, semantic and temporal <= 1), to be measured.

@@ -48,6 +48,17 @@ def test_rrf_sums_reciprocal_ranks() -> None:
     assert [(h.channel, h.rank) for h in u3.channels] == [(Channel.SEMANTIC, 3), (Channel.LEXICAL, 1)]
 
 
+def test_rrf_gives_equal_scores_of_a_channel_one_shared_rank() -> None:
+    temporal = [RankedItem(1, "u1", 1.0), RankedItem(2, "u2", 0.5), RankedItem(3, "u3", 0.5), RankedItem(4, "u4", 0.2)]
+    fused = rrf([(Channel.TEMPORAL, temporal)], k=60)
+    ranks = {f.unit_id: f.channels[0].rank for f in fused}
+    assert ranks == {"u1": 1, "u2": 2, "u3": 2, "u4": 4}
+    scores = {f.unit_id: f.score for f in fused}
+    assert scores["u2"] == scores["u3"] == pytest.approx(1 / 62) and scores["u4"] == pytest.approx(1 / 64)
+    listed = rrf([(Channel.TEMPORAL, temporal)], k=60, shared_ties=False)
+    assert [f.channels[0].rank for f in listed] == [1, 2, 3, 4]
+
+
 def test_rrf_keeps_graph_path_and_counts_a_unit_once_per_channel() -> None:
     graph = items("u5", "u5")
     graph[0].path = [PathStep(unit_id="u5", activation=0.5)]

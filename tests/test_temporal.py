@@ -273,6 +273,8 @@ def test_find_two_expressions_in_order() -> None:
         ("On Sunday friends came over", [("Sunday", "2024-06-09")]),
         ("Sunday works for me", [("Sunday", "2024-06-09")]),
         ("every weekend I hike, and last weekend too", [("last weekend", "2024-06-01")]),
+        ("How many days ago did I buy the bike I rode last weekend?", [("last weekend", "2024-06-01")]),
+        ("I wonder how it went 3 days ago", [("3 days ago", "2024-06-06")]),
     ],
 )
 def test_find_expressions_in_sentences(text: str, expected: list[tuple[str, str]]) -> None:
@@ -327,6 +329,10 @@ def test_habit_then_plan() -> None:
         "we have 2 weeks left and worked for two weeks",
         "the 5th floor",
         "He finished 5th",
+        # questions about the elapsed time name no time
+        "How many months ago did I attend the photography workshop?",
+        "how many days ago was that",
+        "How long ago did we meet?",
     ],
 )
 def test_false_positives(text: str) -> None:

@@ -11,15 +11,21 @@ from hindsight.recall.types import Channel, ChannelHit
 _CHANNEL_ORDER = {c: i for i, c in enumerate(Channel)}
 
 
-def rrf(lists: Sequence[tuple[Channel, Sequence[RankedItem]]], k: int = 60) -> list[Fused]:
-    """Fuse ranked lists; the result does not depend on the order the lists come in.
+def rrf(
+    lists: Sequence[tuple[Channel, Sequence[RankedItem]]], k: int = 60, shared_ties: bool = True
+) -> list[Fused]:
+    """Fuse ranked lists (each best first); the result does not depend on the order the lists come in.
 
+    With `shared_ties`, items of one list with equal scores share the rank of the first of them ("1, 2, 2, 4").
     A unit's channel hits are listed in Channel order; sums use math.fsum (exactly rounded, so independent of
     summation order); ties go to the better best rank, then to the unit id.
     """
     entries: dict[str, Fused] = {}
     for channel, items in lists:
-        for rank, item in enumerate(items, start=1):
+        rank = 0
+        for position, item in enumerate(items, start=1):
+            if not (shared_ties and rank and item.score == items[position - 2].score):
+                rank = position
             entry = entries.get(item.unit_id)
             if entry is None:
                 entry = entries[item.unit_id] = Fused(item.label, item.unit_id, [], 0.0)

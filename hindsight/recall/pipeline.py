@@ -166,7 +166,7 @@ class RecallPipeline:
             with timer("lexical_wait"):
                 lists.append((Channel.LEXICAL, lexical.result()))
         with timer("fusion"):
-            fused = rrf(lists, c.rrf_k)
+            fused = rrf(lists, c.rrf_k, c.rrf_tied_ranks == "shared")
         return fused, vector, time_range
 
     def _lexical(self, indexes: BankIndexes, req: RecallRequest, timer: _Timer) -> list[RankedItem]:

@@ -49,6 +49,8 @@ now"
 "the next few weeks"           reference day (or forward)
 "recently", "lately", "not     ref-30d .. ref
 long ago"
+"how many days ago", "how      nothing: a question about the elapsed time, not a time
+long ago"
 "the other day" / "the other   ref-7d .. ref-1d / ref-21d .. ref-7d
 week"
 "a while ago", "some time ago" ref-180d .. ref-14d
@@ -75,6 +77,7 @@ are dropped.
 from __future__ import annotations
 
 import logging
+import re
 import string
 from dataclasses import dataclass
 from datetime import datetime, time, timezone
@@ -90,6 +93,9 @@ _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _SPACER = str.maketrans(dict.fromkeys(string.punctuation + "‘’“”–—…", " "))
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August",
                 "September", "October", "November", "December")  # fmt: skip
+# "How many weeks ago", "how long ago": the phrase asks how much time has passed; it names no time.
+_HOW = re.compile(r"(?:^|\W)how\s+$")
+_HOW_CHARS = 16  # room for a space, "how" and the spaces after it
 _DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
@@ -163,7 +169,8 @@ def _scan(text: str, ref: datetime, strict: bool) -> list[tuple[int, int, Interv
             except (ValueError, OverflowError):
                 continue  # an impossible date, or one outside the datetime range
             if resolved is not None:
-                found.append((resolved[0], m.end(), resolved[1]))
+                if not _HOW.search(low, max(0, resolved[0] - _HOW_CHARS), resolved[0]):
+                    found.append((resolved[0], m.end(), resolved[1]))
                 floor = m.end()
     return found
 
