@@ -44,9 +44,9 @@ def system_config(system: str, extractor: str = "nlp", overrides: Mapping[str, A
 
 
 def retain_key(config: HindsightConfig) -> str:
-    """A short digest of everything in a config that shapes the stored banks (all but recall and reflect):
-    systems whose retain would differ must not share a memory directory."""
-    shaping = config.model_dump(mode="json", exclude={"recall", "reflect"})
+    """A short digest of everything in a config that shapes the stored banks (all but recall, reflect and the
+    process's garbage-collector setting): systems whose retain would differ must not share a memory directory."""
+    shaping = config.model_dump(mode="json", exclude={"recall": True, "reflect": True, "embedder": {"freeze_gc"}})
     return hashlib.sha1(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:8]
 
 

@@ -118,6 +118,8 @@ def test_config_file_shapes_the_hindsight_systems(tmp_path: Path) -> None:
     assert retain_cfg.recall.graph_enabled is False  # the ablation wins
     recall_only = system_config("hindsight", overrides={"recall": {"rrf_k": 30}})
     assert retain_key(recall_only) == retain_key(system_config("hindsight"))
+    no_freeze = system_config("hindsight", overrides={"embedder": {"freeze_gc": False}})
+    assert retain_key(no_freeze) == retain_key(system_config("hindsight"))  # the process's gc shapes no bank
     assert retain_key(retain_cfg) != retain_key(system_config("hindsight"))
     with pytest.raises(ConfigError):
         system_config("hindsight", overrides={"recall": {"no_such_switch": True}})
