@@ -14,8 +14,9 @@ both datasets (each once, so that no query vector comes from a cache), with quer
 In the same run, interleaved, the bare model embeds the same questions: that time is the floor. The Python garbage
 collections that ran during the measured recalls are reported too (count and longest pause per generation).
 
-`--gc-freeze` calls gc.freeze() after the warm-up, so that full collections skip the objects alive by then (the
-models, the loaded corpus); a latency-sensitive service can do the same once it has loaded. The fill resumes from an
+The embedder freezes the collector once its model has loaded (embedder.freeze_gc, the default), as in any hindsight
+process. `--gc-freeze` calls gc.freeze() again after the warm-up, so that full collections also skip what the bench
+loaded since (its corpus, the bank). The fill resumes from an
 existing --dir; banks are kept there. --config takes the `recall` section of a YAML config
 for the measured recalls (to compare recall settings on one bank); the fill always runs with the defaults.
 """
