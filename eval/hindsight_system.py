@@ -58,7 +58,8 @@ class HindsightSystem:
     """Retains each haystack once (banks persist under the memory directory) and answers queries with recall."""
 
     def __init__(
-        self, name: str, memdir: Path, embedder: Embedder, budgets: Sequence[int], depth: int, config: HindsightConfig
+        self, name: str, memdir: Path, embedder: Embedder, budgets: Sequence[int], depth: int, config: HindsightConfig,
+        code: str = "",
     ) -> None:
         if not recall_available():
             raise RuntimeError("hindsight.bank.Bank has no recall() yet; run the baselines only")
@@ -70,6 +71,12 @@ class HindsightSystem:
         # (it hits only for identical unit text and date: LongMemEval re-dates the sessions it reuses).
         self.engine = Hindsight(memdir, self.config, embedder=embedder)
         self._ready: set[str] = set()
+        # Which code version retained each bank: a bank kept from another version is reused, and counted.
+        self.code = code
+        self._retained_by_path = memdir / "retained_by.json"
+        self._retained_by: dict[str, str] = (json.loads(self._retained_by_path.read_text(encoding="utf-8"))
+                                             if self._retained_by_path.exists() else {})
+        self.banks_of_other_code: set[str] = set()
 
     def bank(self, haystack: Haystack) -> tuple[Bank, float]:
         """The haystack's bank, retained on first use; also the seconds spent retaining."""
@@ -83,6 +90,10 @@ class HindsightSystem:
             bank.retain_many([RetainRequest(d.messages, timestamp=d.timestamp, document_id=d.document_id)
                               for d in haystack.documents])
             self.engine.drain()
+            self._retained_by[haystack.bank_id] = self.code
+            self._retained_by_path.write_text(json.dumps(self._retained_by, indent=0), encoding="utf-8")
+        elif self._retained_by.get(haystack.bank_id) != self.code:
+            self.banks_of_other_code.add(haystack.bank_id)
         self._ready.add(haystack.bank_id)
         return bank, time.perf_counter() - start
 

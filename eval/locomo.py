@@ -16,6 +16,8 @@ as "Speaker: text" with image captions as "[shares ...]". hindsight retains each
 session = one document, message ids = dia_ids) and ranks by the turns of its hits in order. Its query_time is the
 date of the last session: LoCoMo questions carry no date of their own and are asked after the conversation ends,
 so relative expressions ("last year") resolve against the end of the history.
+
+Reruns resume as in eval/longmemeval.py: a change of config or code starts new results; banks are reused.
 """
 
 from __future__ import annotations

@@ -22,7 +22,9 @@ hindsight systems rank by the turns of their hits in order (a hit covering a use
 their turn list is scored exactly like a baseline's.
 
 With several systems, each gets OUT with its name before the suffix and OUT holds the combined summary.
-Per-question results go to DIR/results as they are made; a rerun resumes.
+Per-question results go to DIR/results as they are made; a rerun resumes, unless the config or the code (hindsight's and
+these scripts' sources) changed, which starts new results. Banks in DIR are reused across code versions; a bank
+retained by another version is reported after the run (delete the memory directory to retain anew).
 """
 
 from __future__ import annotations

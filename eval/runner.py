@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
+import hindsight
 from eval.baselines import BASELINES, BM25_TOKENIZERS, RRF_K, BaselineSystem, VectorCache
 from eval.haystack import Haystack, Retrieved
 from eval.hindsight_system import HINDSIGHT_SYSTEMS, HindsightSystem, recall_available, retain_key, system_config
@@ -101,6 +102,15 @@ def digest(parts: Iterable[str]) -> str:
     return h.hexdigest()[:10]
 
 
+def code_version() -> str:
+    """A digest of the code that makes the results: the Python sources of hindsight and of these eval scripts."""
+    parts = []
+    for root in (Path(hindsight.__file__).resolve().parent, Path(__file__).resolve().parent):
+        for path in sorted(root.rglob("*.py")):
+            parts.append(f"{root.name}/{path.relative_to(root).as_posix()}\x1f{path.read_text(encoding='utf-8')}")
+    return digest(parts)
+
+
 class ResultLog:
     """One system's per-question results, appended as JSONL as they are made; a rerun skips what is there."""
 
@@ -148,6 +158,7 @@ class Runner:
         self._embedder = embedder
         self._embedders: dict[str, Embedder] = {}
         self._vectors: VectorCache | None = None
+        self.code = code_version()
 
     def embedder(self, config: EmbedderConfig | None = None) -> Embedder:
         """The embedder of `config` (default: the baselines' MiniLM), built once per distinct config; an embedder
@@ -166,7 +177,7 @@ class Runner:
             # Banks retained under another extractor or retain config hold other units under the same bank id.
             memdir = self.args.work / f"hindsight-{self.dataset}-{retain_key(config)}"
             embedder = self.embedder(config.embedder)
-            return HindsightSystem(name, memdir, embedder, self.args.budgets, self.args.depth, config)
+            return HindsightSystem(name, memdir, embedder, self.args.budgets, self.args.depth, config, self.code)
         if name != "bm25" and self._vectors is None:
             self._vectors = VectorCache(self.args.work / "vectors.sqlite", self.embedder())
         return BaselineSystem(name, self.args.budgets, self._vectors, self.args.bm25_tokens)
@@ -205,11 +216,18 @@ class Runner:
         return reports
 
     def _log_path(self, name: str) -> Path:
-        """Per-question results of one system under one configuration: any change of data or config starts anew."""
+        """Per-question results of one system under one configuration and code version: any change of data, config
+        or code starts anew (earlier results stay on disk, unused, and are counted in a notice)."""
         data = self.args.data
         settings = {"budgets": self.args.budgets, **self.run_params, **self.system_config(name)}
-        key = digest([str(data.resolve()), str(data.stat().st_size), json.dumps(settings, sort_keys=True)])
-        return Path(self.args.work) / "results" / self.dataset / f"{name}-{key}.jsonl"
+        key = digest([str(data.resolve()), str(data.stat().st_size), json.dumps(settings, sort_keys=True),
+                      self.code])
+        path = Path(self.args.work) / "results" / self.dataset / f"{name}-{key}.jsonl"
+        others = [p for p in path.parent.glob(f"{name}-*.jsonl") if p != path and p.stem[len(name) + 1 :].isalnum()]
+        if others and not path.exists():
+            console.print(f"[dim]{name}: {len(others)} earlier result file(s) of another config or code version in "
+                          f"{path.parent} are not reused[/dim]")
+        return path
 
     def _run_one(self, name: str, todo: list[Query], total: int, log: ResultLog, score: Scorer) -> None:
         system = self.system(name)
@@ -222,6 +240,10 @@ class Runner:
                 log.append(QuestionResult(q.id, q.group, metrics, round(time.perf_counter() - start, 4), detail))
         finally:
             system.close()
+        stale = system.banks_of_other_code if isinstance(system, HindsightSystem) else set()
+        if stale:
+            console.print(f"[yellow]{name}: {len(stale)} bank(s) were retained by another code version (or one not "
+                          "recorded) and were reused as they are; delete the memory directory to retain anew[/yellow]")
 
     def _report(self, name: str, results: list[QuestionResult], summarize: Summarizer,
                 wall: float) -> dict[str, Any]:
@@ -236,6 +258,7 @@ class Runner:
             "seconds_per_question": round(seconds / max(len(results), 1), 4),
             "wall_seconds_this_run": round(wall, 2),
             "config": {**self.run_params, "budgets": self.args.budgets, **self.system_config(name)},
+            "code_version": self.code,
             "metrics": metrics,
             self.group_key: groups,
             "per_question": [asdict(r) for r in results],

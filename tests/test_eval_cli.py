@@ -149,3 +149,36 @@ def test_hindsight_systems_embed_with_their_configured_backend(tmp_path: Path, m
     finally:
         system.close()
     assert runner.embedder(EmbedderConfig(backend="onnx-int8")) is runner.embedder(EmbedderConfig(backend="onnx-int8"))
+
+
+def test_a_code_change_starts_new_results_and_keeps_the_old_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from eval import runner
+
+    first = runner.code_version()
+    assert first == runner.code_version() and len(first) == 10
+    out = _run(longmemeval, LME, tmp_path, ["bm25"])
+    assert _load(out)["code_version"] == first
+    monkeypatch.setattr(runner, "code_version", lambda: "otherbuild")
+    _run(longmemeval, LME, tmp_path, ["bm25"])
+    logs = sorted((tmp_path / "work" / "results").rglob("bm25-*.jsonl"))
+    assert len(logs) == 2 and all(len(p.read_text().splitlines()) == 1 for p in logs)  # recomputed, old kept
+    assert "1 earlier result file(s) of another config or code version" in capsys.readouterr().out
+
+
+@needs_recall
+def test_banks_retained_by_another_code_version_are_reused_and_reported(
+    tmp_path: Path, minilm: Embedder, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from eval import runner
+
+    _run(longmemeval, LME, tmp_path, ["hindsight"], minilm)
+    [memdir] = (tmp_path / "work").glob("hindsight-longmemeval-*")
+    recorded = json.loads((memdir / "retained_by.json").read_text())
+    assert list(recorded.values()) == [runner.code_version()]
+    assert "retained by another code version" not in capsys.readouterr().out
+    monkeypatch.setattr(runner, "code_version", lambda: "otherbuild")
+    _run(longmemeval, LME, tmp_path, ["hindsight"], minilm)
+    assert "1 bank(s) were retained by another code version" in capsys.readouterr().out
+    assert json.loads((memdir / "retained_by.json").read_text()) == recorded  # who retained it stays recorded
