@@ -52,6 +52,10 @@ class ExtractorConfig(_Section):
     # with leads (docs/BENCHMARKS.md). "any": consecutive turns of any speakers.
     window_join: Literal["assistant-reply", "any"] = "assistant-reply"
     max_unit_chars: int = Field(2000, ge=100, description="longer messages are split into chunks of this size")
+    person_chunk_chars: int | None = Field(
+        None, ge=100, description="a person's (not an assistant's) longer messages are split at sentence ends into "
+        "chunks of this size; null: max_unit_chars"
+    )
     # A window takes the next turn only while its text stays within this size, so a short turn is not packed and
     # embedded together with a long one (a user question beside a long assistant reply). On all 48 LongMemEval-S dev
     # questions 1000 (against 2000) lifts budget evidence recall @1024 from 0.48 to 0.61 but costs 2 to 3 points of

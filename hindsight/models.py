@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+# Roles whose messages are the agent's own output rather than a person's.
+ASSISTANT_ROLES = frozenset({"assistant", "agent", "ai", "bot", "system"})
 
 class Network(str, Enum):
     """The four memory networks of the paper."""

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from hindsight.config import ExtractorConfig
 from hindsight.models import (
+    ASSISTANT_ROLES,
     CausalKind,
     CausalRelation,
     Document,
@@ -32,7 +33,6 @@ _CAUSAL_CUE = re.compile(
     re.IGNORECASE,
 )
 _QUESTION_END = re.compile(r"\?[^\w]*$")
-_ASSISTANT_ROLES = frozenset({"assistant", "agent", "ai", "bot", "system"})
 
 
 def _day(value: datetime) -> tuple[datetime, datetime]:
@@ -155,7 +155,7 @@ class NLPExtractor(Extractor):
         for m in found:
             entities.setdefault(m.text.lower(), m)
         roles = {(t.role or "").lower() for t in window}
-        network = Network.EXPERIENCE if roles and roles <= _ASSISTANT_ROLES else Network.WORLD
+        network = Network.EXPERIENCE if roles and roles <= ASSISTANT_ROLES else Network.WORLD
         causal = []
         if self.config.causal_cues and index > 0 and _CAUSAL_CUE.match(window[0].text):
             causal.append(CausalRelation(target_index=index - 1, kind=CausalKind.CAUSED_BY,
@@ -197,7 +197,7 @@ def _restated(turns: list[Turn], mentions: list[list[EntityMention]]) -> list[li
 
 
 def _is_assistant(turn: Turn) -> bool:
-    return (turn.role or "").lower() in _ASSISTANT_ROLES
+    return (turn.role or "").lower() in ASSISTANT_ROLES
 
 
 def _who(turn: Turn) -> str | None:

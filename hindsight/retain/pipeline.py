@@ -135,6 +135,7 @@ class RetainPipeline:
             normalize(
                 r.content, timestamp=r.timestamp, context=r.context, document_id=r.document_id,
                 limits=self.config.limits, max_unit_chars=self.config.extractor.max_unit_chars,
+                person_chunk_chars=self.config.extractor.person_chunk_chars,
             )
             for r in requests
         ]
