@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 # Roles whose messages are the agent's own output rather than a person's.
 ASSISTANT_ROLES = frozenset({"assistant", "agent", "ai", "bot", "system"})
 
+
 class Network(str, Enum):
     """The four memory networks of the paper."""
 

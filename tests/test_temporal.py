@@ -275,6 +275,7 @@ def test_find_two_expressions_in_order() -> None:
         ("every weekend I hike, and last weekend too", [("last weekend", "2024-06-01")]),
         ("How many days ago did I buy the bike I rode last weekend?", [("last weekend", "2024-06-01")]),
         ("I wonder how it went 3 days ago", [("3 days ago", "2024-06-06")]),
+        ("Remember how two weeks ago we went hiking?", [("two weeks ago", "2024-05-20")]),
     ],
 )
 def test_find_expressions_in_sentences(text: str, expected: list[tuple[str, str]]) -> None:

@@ -96,6 +96,7 @@ _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", 
 # "How many weeks ago", "how long ago": the phrase asks how much time has passed; it names no time.
 _HOW = re.compile(r"(?:^|\W)how\s+$")
 _HOW_CHARS = 16  # room for a space, "how" and the spaces after it
+_HOW_WORDS = ("many", "much", "long")
 _DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
@@ -169,10 +170,16 @@ def _scan(text: str, ref: datetime, strict: bool) -> list[tuple[int, int, Interv
             except (ValueError, OverflowError):
                 continue  # an impossible date, or one outside the datetime range
             if resolved is not None:
-                if not _HOW.search(low, max(0, resolved[0] - _HOW_CHARS), resolved[0]):
+                if not _asks_elapsed(low, resolved[0]):
                     found.append((resolved[0], m.end(), resolved[1]))
                 floor = m.end()
     return found
+
+
+def _asks_elapsed(low: str, start: int) -> bool:
+    """Whether the expression at `start` is the object of "how many/much/long" ("remember how two weeks ago ..."
+    still names a time)."""
+    return low.startswith(_HOW_WORDS, start) and _HOW.search(low, max(0, start - _HOW_CHARS), start) is not None
 
 
 def _to_span(interval: Interval, text: str) -> TimeSpan:
