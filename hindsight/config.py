@@ -169,6 +169,10 @@ class RecallConfig(_Section):
         "term remains); null keeps every term"
     )
     temporal_pool: int = Field(100, ge=1)
+    # A vague expression ("recently", "lately", "the other day", "a while ago") dates a retained unit roughly, but as
+    # a query's constraint its window (the last 30 days for "lately") is a convention: "I've been feeling nostalgic
+    # lately" does not ask for last month's memories. Off, such an expression opens no temporal channel.
+    temporal_vague: bool = False
     filter_oversample: int = Field(4, ge=1, description="index hits fetched per wanted hit when filtering")
     rrf_k: int = Field(60, ge=1)
     # Units a channel scores equally (every unit of the day a dated query names, in the temporal channel) share the

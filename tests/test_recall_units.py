@@ -191,6 +191,17 @@ def test_query_time_range_anchors_relative_phrases_on_the_query_time() -> None:
     assert query_time_range("where does Maya live?", T0) is None
 
 
+@pytest.mark.parametrize("query", ["I've been feeling nostalgic lately.", "What did Maya paint recently?",
+                                   "I saw her the other day", "We met a while ago"])
+def test_a_vague_expression_opens_the_temporal_channel_only_when_configured(query: str) -> None:
+    assert query_time_range(query, T0) is None
+    vague = query_time_range(query, T0, vague=True)
+    assert vague is not None and vague.end <= T0 + timedelta(days=1)
+    # A vague word beside a real date leaves the date.
+    dated = query_time_range(f"{query} in April 2024", T0)
+    assert dated is not None and dated.text == "April 2024"
+
+
 # -- spreading activation -------------------------------------------------------------------------
 
 

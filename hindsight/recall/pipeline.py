@@ -158,7 +158,7 @@ class RecallPipeline:
         time_range = None
         if c.temporal_enabled:
             with timer("temporal"):
-                time_range = query_time_range(req.text, req.query_time)
+                time_range = query_time_range(req.text, req.query_time, c.temporal_vague)
                 if time_range is not None:
                     lists.append((Channel.TEMPORAL, temporal_search(
                         self.store, bank_id, time_range, c.temporal_pool, c.temporal_margin_days, f)))

@@ -7,14 +7,17 @@ from datetime import datetime
 from hindsight.recall.ranked import RankedItem
 from hindsight.recall.types import TimeRange
 from hindsight.retain.temporal import find_time_expressions
+from hindsight.retain.temporal_patterns import VAGUE_RE
 from hindsight.store.base import MemoryStore, UnitFilter
 
 _DAY_S = 86_400.0
 
 
-def query_time_range(query: str, query_time: datetime) -> TimeRange | None:
-    """The range the query's time expressions cover (all of them: "between March and May"), or None."""
-    spans = find_time_expressions(query, query_time)
+def query_time_range(query: str, query_time: datetime, vague: bool = False) -> TimeRange | None:
+    """The range the query's time expressions cover (all of them: "between March and May"), or None. A vague
+    expression ("recently", "lately", "a while ago") counts only with `vague`."""
+    spans = [s for s in find_time_expressions(query, query_time)
+             if vague or not VAGUE_RE.fullmatch(s.text.strip().lower())]
     if not spans:
         return None
     return TimeRange(

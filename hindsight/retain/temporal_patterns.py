@@ -137,6 +137,8 @@ def _build_dispatch() -> dict[str, re.Pattern[str]]:
 
 # First word (lower case, or DIGIT) -> the pattern to try at that word.
 DISPATCH = _build_dispatch()
+# A vague expression as a whole ("recently", "the other day", "a while ago"): a window by convention, not a date.
+VAGUE_RE = re.compile(_ALTERNATIVES["vague"])
 # Runs of ASCII letters and digits; a run that starts with a digit dispatches on DIGIT.
 TOKEN_RE = re.compile(r"[a-z0-9]+")
 # Every time expression contains a number or one of these words.
