@@ -12,6 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 ASSISTANT_ROLES = frozenset({"assistant", "agent", "ai", "bot", "system"})
 
 
+def is_assistant_role(role: str | None) -> bool:
+    """Whether a message of this role is the agent's own output."""
+    return (role or "").strip().lower() in ASSISTANT_ROLES
+
+
 class Network(str, Enum):
     """The four memory networks of the paper."""
 

@@ -24,8 +24,8 @@ def rrf(
     for channel, items in lists:
         rank = 0
         for position, item in enumerate(items, start=1):
-            if not (shared_ties and rank and item.score == items[position - 2].score):
-                rank = position
+            tied = shared_ties and position > 1 and item.score == items[position - 2].score
+            rank = rank if tied else position
             entry = entries.get(item.unit_id)
             if entry is None:
                 entry = entries[item.unit_id] = Fused(item.label, item.unit_id, [], 0.0)

@@ -18,6 +18,7 @@ from hindsight.models import (
     Network,
     Source,
     Turn,
+    is_assistant_role,
 )
 from hindsight.retain.extractor import Extractor
 from hindsight.retain.ner import SpacyNER
@@ -197,7 +198,7 @@ def _restated(turns: list[Turn], mentions: list[list[EntityMention]]) -> list[li
 
 
 def _is_assistant(turn: Turn) -> bool:
-    return (turn.role or "").lower() in ASSISTANT_ROLES
+    return is_assistant_role(turn.role)
 
 
 def _who(turn: Turn) -> str | None:

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from hindsight.config import LimitsConfig
 from hindsight.errors import ContentTooLargeError, InvalidInputError, ReservedDocumentIdError
-from hindsight.models import ASSISTANT_ROLES, Document, Message, Turn, as_utc
+from hindsight.models import Document, Message, Turn, as_utc, is_assistant_role
 
 log = logging.getLogger(__name__)
 
@@ -189,7 +189,7 @@ def normalize(
             when = parse_time(m.timestamp, f"message {i} timestamp") or default_time
             text = strip_private(m.content)
             limit = max_unit_chars
-            if person_chunk_chars and (m.role or "").strip().lower() not in ASSISTANT_ROLES:
+            if person_chunk_chars and not is_assistant_role(m.role):
                 limit = min(limit, person_chunk_chars)
             spans = _split(text, limit)
             for a, b in spans:
