@@ -56,6 +56,10 @@ class ExtractorConfig(_Section):
         None, ge=100, description="a person's (not an assistant's) longer messages are split at sentence ends into "
         "chunks of this size; null: max_unit_chars"
     )
+    segment_chars: int | None = Field(
+        200, ge=50, description="a unit longer than this also embeds its people's sentences in passages of this "
+        "size, for the blend reranker; null: none"
+    )
     # A window takes the next turn only while its text stays within this size, so a short turn is not packed and
     # embedded together with a long one (a user question beside a long assistant reply). On all 48 LongMemEval-S dev
     # questions 1000 (against 2000) lifts budget evidence recall @1024 from 0.48 to 0.61 but costs 2 to 3 points of

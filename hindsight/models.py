@@ -150,6 +150,9 @@ class ExtractedFact(BaseModel):
     lead: str | None = None
     # The index of the fact (same document) whose closing question this fact's first turn answers.
     answers: int | None = Field(None, ge=0)
+    # Passages of a long fact embedded on their own: one sentence of a long message is lost in the embedding of
+    # the whole, and the blend reranker takes the best of the unit's and its segments' cosines.
+    segments: list[str] = Field(default_factory=list)
 
     @field_validator("occurred_start", "occurred_end", "mentioned_at")
     @classmethod

@@ -182,16 +182,18 @@ class RecallPipeline:
         """Candidates for the fused entries whose units still exist, in the same order."""
         units = {u.id: u for u in self.store.get_units(bank_id, [e.unit_id for e in fused])}
         labels = [e.label for e in fused]
-        vectors: dict[int, np.ndarray] = {}
-        if with_vectors:
-            vectors = {u.label: u.embedding for u in self.store.indexed_units(bank_id, labels)}
+        indexed = {u.label: u for u in self.store.indexed_units(bank_id, labels)} if with_vectors else {}
         entities = self.store.entities_of_units(bank_id, labels) if with_entities else {}
-        return [
-            Candidate(e, units[e.unit_id], hit_header(units[e.unit_id], req.query_time), vectors.get(e.label),
-                      entities.get(e.label, []))
-            for e in fused
-            if e.unit_id in units
-        ]
+        out = []
+        for e in fused:
+            if e.unit_id in units:
+                stored = indexed.get(e.label)
+                out.append(Candidate(
+                    e, units[e.unit_id], hit_header(units[e.unit_id], req.query_time),
+                    stored.embedding if stored else None, entities.get(e.label, []),
+                    stored.segments if stored else None,
+                ))
+        return out
 
     def _replies(
         self, bank_id: str, cands: list[Candidate], tail: list[Fused], req: RecallRequest

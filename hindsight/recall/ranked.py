@@ -36,13 +36,14 @@ class Fused:
 @dataclass
 class Candidate:
     """A fused unit loaded for reranking and packing: the unit, its recall text (date header, a space, the unit's
-    text), stored embedding and entities."""
+    text), stored embedding (and its segments'), and entities."""
 
     fused: Fused
     unit: MemoryUnit
     header: str
     vector: np.ndarray | None = None
     entities: list[EntityRef] = field(default_factory=list)
+    segments: np.ndarray | None = None
 
     @property
     def text(self) -> str:

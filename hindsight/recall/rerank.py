@@ -3,7 +3,8 @@
 - `none`: no rerank scores; the fused (RRF) order stands.
 - `blend` (offline): `w_rrf * fused / max_fused + w_cos * cosine(query, unit) + w_lex * bm25 / max_bm25 +
   w_time * temporal / max_temporal + w_recency * recency`, where the cosine is taken against the unit's stored
-  embedding (its text with its date) or against the embedded hit text, bm25 and temporal are the unit's scores in
+  embeddings (the best of its text with its date and its segments, extractor.segment_chars) or against the
+  embedded hit text, bm25 and temporal are the unit's scores in
   those channels (0 when a channel did not find it), and recency (0 for the oldest candidate .. 1 for the newest,
   by mention time) counts only when the query asks for the current state ("now", "currently", "latest", ...).
 - `cross-encoder`: a sentence-transformers CrossEncoder (the paper's ms-marco-MiniLM-L-6-v2, from a path or a
@@ -115,7 +116,17 @@ class BlendReranker(Reranker):
         if self.source == "text":
             assert self.embed is not None
             return np.asarray(self.embed([c.text for c in candidates]) @ vector, dtype=np.float64)
-        return np.array([float(c.vector @ vector) if c.vector is not None else 0.0 for c in candidates])
+        return np.array([_stored_cosine(c, vector) for c in candidates])
+
+
+def _stored_cosine(candidate: Candidate, vector: np.ndarray) -> float:
+    """The best cosine of the unit's embedding and its segments' (0 without a stored embedding)."""
+    if candidate.vector is None:
+        return 0.0
+    best = float(candidate.vector @ vector)
+    if candidate.segments is not None and len(candidate.segments):
+        best = max(best, float((candidate.segments @ vector).max()))
+    return best
 
 
 def _channel_score(candidate: Candidate, channel: Channel) -> float:

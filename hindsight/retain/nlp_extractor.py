@@ -23,7 +23,7 @@ from hindsight.models import (
 from hindsight.retain.extractor import Extractor
 from hindsight.retain.ner import SpacyNER
 from hindsight.retain.temporal import find_time_expressions
-from hindsight.text import split_sentences
+from hindsight.text import pack_sentences, split_sentences
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ class NLPExtractor(Extractor):
     def _fact(
         self, document: Document, window: list[Turn], found: list[EntityMention], index: int, lead: str | None
     ) -> ExtractedFact:
-        text = "\n".join(f"{t.speaker or t.role}: {t.text}" if (t.speaker or t.role) else t.text for t in window)
+        text = "\n".join(_line(t) for t in window)
         said = window[-1].timestamp
         spans = [s for t in window for s in find_time_expressions(t.text, t.timestamp)]
         if spans:
@@ -181,7 +181,16 @@ class NLPExtractor(Extractor):
             ),
             metadata={"time_source": time_source},
             lead=lead,
+            segments=self._segments(window, text),
         )
+
+    def _segments(self, window: list[Turn], text: str) -> list[str]:
+        """A long unit's passages: each person's turn (an assistant's adds nothing the user said), as its text line
+        reads, in sentences packed to segment_chars."""
+        limit = self.config.segment_chars
+        if not limit or len(text) <= limit:
+            return []
+        return [p for t in window if not _is_assistant(t) for p in pack_sentences(_line(t), limit)]
 
 
 def _restated(turns: list[Turn], mentions: list[list[EntityMention]]) -> list[list[EntityMention]]:
@@ -199,6 +208,12 @@ def _restated(turns: list[Turn], mentions: list[list[EntityMention]]) -> list[li
 
 def _is_assistant(turn: Turn) -> bool:
     return is_assistant_role(turn.role)
+
+
+def _line(turn: Turn) -> str:
+    """A turn as a unit's text shows it: "speaker: text"."""
+    who = _who(turn)
+    return f"{who}: {turn.text}" if who else turn.text
 
 
 def _who(turn: Turn) -> str | None:

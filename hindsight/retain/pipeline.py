@@ -48,7 +48,7 @@ class _Prepared:
     facts: list[ExtractedFact]
     texts: list[str]
     hashes: list[str]
-    to_embed: list[str]  # distinct texts of the units the document does not hold yet
+    to_embed: list[str]  # distinct texts (and segments) of the units the document does not hold yet
     unchanged: RetainResult | None = None
 
 
@@ -84,8 +84,8 @@ def unit_metadata(fact: ExtractedFact) -> dict[str, Any]:
 
 
 def unit_hash(fact: ExtractedFact, text_for_embedding: str) -> str:
-    # The lead joins the key only when there is one, so units without a lead keep the hashes they always had.
-    key = "\x1f".join([fact.network.value, text_for_embedding, *([fact.lead] if fact.lead else []),
+    # The lead and segments join the key only when there are some, so other units keep the hashes they had.
+    key = "\x1f".join([fact.network.value, text_for_embedding, *([fact.lead] if fact.lead else []), *fact.segments,
                        ",".join(fact.source.turn_ids), str(fact.source.char_start), str(fact.source.char_end)])
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -152,7 +152,8 @@ class RetainPipeline:
             texts = [embed_text(f) for f in facts]
             hashes = [unit_hash(f, t) for f, t in zip(facts, texts, strict=True)]
             stored = {u.content_hash for u in self.store.document_units(bank_id, doc.document_id)}
-            to_embed = list(dict.fromkeys(t for t, h in zip(texts, hashes, strict=True) if h not in stored))
+            new = [i for i, h in enumerate(hashes) if h not in stored]
+            to_embed = list(dict.fromkeys(t for i in new for t in [texts[i], *facts[i].segments]))
             out.append(_Prepared(doc, digest, facts, texts, hashes, to_embed))
         return out
 
@@ -167,7 +168,8 @@ class RetainPipeline:
             kept = {h: existing[h] for h in hashes if h in existing}
             removed = [u.id for h, u in existing.items() if h not in kept]
             new_idx = [i for i, h in enumerate(hashes) if h not in kept]
-            missing = list(dict.fromkeys(texts[i] for i in new_idx if texts[i] not in vectors))
+            missing = list(dict.fromkeys(t for i in new_idx for t in [texts[i], *facts[i].segments]
+                                         if t not in vectors))
             if missing:  # only when a concurrent retain changed the document since _prepare
                 extra, _ = self.embedder.embed(missing)
                 vectors = {**vectors, **dict(zip(missing, extra, strict=True))}
@@ -184,7 +186,9 @@ class RetainPipeline:
                     confidence=f.confidence, entities=resolved.names[j], source=f.source, context=doc.context,
                     content_hash=hashes[i], metadata=unit_metadata(f), created_at=now,
                 )
-                new_units.append(NewUnit(unit, texts[i], self.embedder.hash(texts[i]), vector, resolved.ids[j]))
+                segments = np.stack([vectors[s] for s in f.segments]) if f.segments else None
+                new_units.append(NewUnit(unit, texts[i], self.embedder.hash(texts[i]), vector, resolved.ids[j],
+                                         segments))
                 start, end = f.occurred_start or f.mentioned_at, f.occurred_end or f.mentioned_at
                 link_inputs.append(LinkInput(
                     unit_id=unit.id, embedding=vector, t_mid=(start.timestamp() + end.timestamp()) / 2,

@@ -36,6 +36,7 @@ class NewUnit:
     embed_hash: str
     embedding: np.ndarray
     entity_ids: list[str]
+    segment_embeddings: np.ndarray | None = None  # one row per ExtractedFact.segments entry
 
 
 @dataclass
@@ -102,6 +103,7 @@ class IndexedUnit:
     embedding: np.ndarray
     text: str
     lead: str = ""  # text quoted from before the unit: searchable, but neither embedded nor the unit's own
+    segments: np.ndarray | None = None  # embeddings of the unit's segments, one per row
 
 
 @dataclass

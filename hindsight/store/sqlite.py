@@ -214,11 +214,13 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
             mid = _time_mid(u)
             cur = c.execute(
                 "INSERT INTO units(id, bank_id, document_id, network, text, embed_text, embed_hash, embedding, "
-                "occurred_start, occurred_end, mentioned_at, t_mid, confidence, context, content_hash, entities, "
-                "source, metadata, created_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "segment_embeddings, occurred_start, occurred_end, mentioned_at, t_mid, confidence, context, "
+                "content_hash, entities, source, metadata, created_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     u.id, bank_id, u.source.document_id, u.network.value, u.text, nu.embed_text, nu.embed_hash,
-                    np.asarray(nu.embedding, dtype=np.float32).tobytes(), _ts(u.occurred_start),
+                    np.asarray(nu.embedding, dtype=np.float32).tobytes(),
+                    None if nu.segment_embeddings is None else np.asarray(nu.segment_embeddings, np.float32).tobytes(),
+                    _ts(u.occurred_start),
                     _ts(u.occurred_end), _ts(u.mentioned_at), mid, u.confidence, u.context, u.content_hash,
                     json.dumps(u.entities), u.source.model_dump_json(), json.dumps(u.metadata),
                     _ts(u.created_at),

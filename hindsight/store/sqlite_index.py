@@ -39,15 +39,15 @@ class IndexQueries:
         return [Change(r[0], r[1], r[2]) for r in rows]
 
     def indexed_units(self, bank_id: str, labels: list[int] | None = None) -> list[IndexedUnit]:
-        sql = ("SELECT label, id, embedding, embed_text, coalesce(json_extract(metadata, '$.lead'), '') "
-               "FROM units WHERE ")
+        sql = ("SELECT label, id, embedding, embed_text, coalesce(json_extract(metadata, '$.lead'), ''), "
+               "segment_embeddings FROM units WHERE ")
         if labels is None:
             rows = self._query(sql + "bank_id=? ORDER BY label", (bank_id,))
         else:
             rows = []
             for part in _chunks(labels):
                 rows += self._query(sql + f"+bank_id=? AND label IN ({_marks(len(part))})", (bank_id, *part))
-        return [IndexedUnit(r[0], r[1], np.frombuffer(r[2], dtype=np.float32), r[3], r[4]) for r in rows]
+        return [_indexed(r) for r in rows]
 
     def embedded_sample(self, bank_id: str) -> EmbeddedText | None:
         rows = self._query("SELECT embed_text, embed_hash FROM units WHERE bank_id=? LIMIT 1", (bank_id,))
@@ -66,3 +66,9 @@ class IndexQueries:
     def filtered_labels(self, bank_id: str, unit_filter: UnitFilter) -> set[int]:
         where, params = _filter_sql(unit_filter, "")  # the (bank_id, network) index may narrow the scan
         return {r[0] for r in self._query(f"SELECT label FROM units WHERE bank_id=?{where}", (bank_id, *params))}
+
+
+def _indexed(row: tuple[Any, ...]) -> IndexedUnit:
+    vector = np.frombuffer(row[2], dtype=np.float32)
+    segments = None if row[5] is None else np.frombuffer(row[5], dtype=np.float32).reshape(-1, len(vector))
+    return IndexedUnit(row[0], row[1], vector, row[3], row[4], segments)

@@ -20,6 +20,7 @@ CREATE TABLE IF NOT EXISTS units(
     embed_text TEXT NOT NULL,
     embed_hash TEXT NOT NULL,
     embedding BLOB NOT NULL,
+    segment_embeddings BLOB,
     occurred_start REAL,
     occurred_end REAL,
     mentioned_at REAL NOT NULL,
@@ -80,6 +81,7 @@ CREATE TABLE IF NOT EXISTS llm_usage(
 ADDED_COLUMNS = [
     ("pending_work", "claim", "TEXT"),  # the worker run that holds the item; NULL: queued
     ("pending_work", "requeued", "INTEGER NOT NULL DEFAULT 0"),  # queued again while claimed: run it again
+    ("units", "segment_embeddings", "BLOB"),  # float32 rows of the unit's segments; NULL: none
 ]
 
 
