@@ -234,3 +234,27 @@ def test_role_only_chat_messages_get_leads_and_replies() -> None:
     # The user answers the assistant; the assistant's answer to the user is its own output, and the same role
     # going on answers nothing.
     assert [f.answers for f in facts] == [None, None, 1, None, None]
+
+
+def test_a_long_unit_embeds_its_peoples_sentences_in_segments() -> None:
+    extractor = NLPExtractor(ExtractorConfig(segment_chars=60))
+    said = "I fixed the kitchen shelves. They were wobbly for months. By the way, I also replaced the toaster."
+    reply = "Great job on the shelves! " * 3
+    long_fact, short_fact = extractor.extract(doc((None, "user", said, DAY1), (None, "assistant", reply, DAY1),
+                                                  (None, "user", "Thanks.", DAY1)))
+    # The user's turn, as the unit shows it, in sentences packed to 60 characters; the assistant adds none.
+    assert long_fact.segments == ["user: I fixed the kitchen shelves.", "They were wobbly for months.",
+                                  "By the way, I also replaced the toaster."]
+    assert short_fact.segments == []  # within segment_chars: the unit's own embedding covers it
+    assert extractor.extract(doc((None, "assistant", reply, DAY1)))[0].segments == []
+    off = NLPExtractor(ExtractorConfig(segment_chars=None)).extract(doc((None, "user", said, DAY1)))
+    assert off[0].segments == []
+
+
+def test_segments_change_a_units_hash() -> None:
+    from hindsight.retain.pipeline import embed_text, unit_hash
+
+    fact = NLPExtractor(ExtractorConfig(segment_chars=60)).extract(doc(("Ann", None, "One. " * 20, DAY1)))[0]
+    assert fact.segments
+    bare = fact.model_copy(update={"segments": []})
+    assert unit_hash(bare, embed_text(bare)) != unit_hash(fact, embed_text(fact))

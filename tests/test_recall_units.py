@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -398,3 +399,15 @@ def test_place_replies_keeps_every_label_once_and_the_rest_in_order(
     added = {r for q in labels[:top] for r in replies.get(q, [])}
     assert len(out) == len(set(out)) and set(out) == set(labels) | added
     assert [x for x in out if x in set(labels) - added] == [x for x in labels if x not in added]
+
+
+def test_blend_cosine_takes_the_best_of_a_unit_and_its_segments() -> None:
+    query = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    whole = np.array([0.6, 0.8, 0.0], dtype=np.float32)
+    plain = Candidate(Fused(0, "a", [], 1.0), _unit("a", T0), "[h]", vector=whole)
+    aside = Candidate(Fused(1, "b", [], 1.0), _unit("b", T0), "[h]", vector=whole,
+                      segments=np.array([[0.0, 1.0, 0.0], [0.96, 0.28, 0.0]], dtype=np.float32))
+    unstored = Candidate(Fused(2, "c", [], 1.0), _unit("c", T0), "[h]")
+    config = RecallConfig(rerank="blend", blend_rrf_weight=0.0, blend_lexical_weight=0.0, blend_temporal_weight=0.0)
+    scores = BlendReranker(config).scores(RerankQuery("q", query, False), [plain, aside, unstored])
+    assert scores == pytest.approx([0.6, 0.96, 0.0])

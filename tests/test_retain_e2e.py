@@ -6,6 +6,7 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from hindsight import (
@@ -341,3 +342,37 @@ def test_retain_many_equals_one_by_one_and_validates_first(hs: Hindsight) -> Non
     assert snapshot(bulk) == before
     with pytest.raises(InvalidInputError):
         bulk.retain_many(["not a request"])  # type: ignore[list-item]
+
+
+def test_a_long_unit_stores_its_segment_embeddings(hs: Hindsight) -> None:
+    first = ("I spent the whole weekend repainting the guest room a pale green, two coats, with my sister helping "
+             "on Sunday afternoon.")
+    aside = "By the way, I finally replaced the old kitchen faucet with a touchless one that my neighbour recommended."
+    bank = hs.bank("b")
+    [unit] = bank.retain([{"role": "user", "content": f"{first} {aside}"}], timestamp="2024-05-01").units
+    [indexed] = [u for u in hs.store.indexed_units("b") if u.unit_id == unit.id]
+    texts = [f"user: {first}", aside]  # sentences packed to segment_chars (200)
+    expected, _ = hs.embedder.embed(texts)
+    assert indexed.segments is not None and indexed.segments.shape == (2, len(indexed.embedding))
+    assert np.allclose(indexed.segments, expected, atol=1e-5)
+    # The aside matches its own segment better than the whole unit, so the blend reranker finds it.
+    [query], _ = hs.embedder.embed(["Did I replace the kitchen faucet?"])
+    assert float((indexed.segments @ query).max()) > float(indexed.embedding @ query)
+
+
+def test_an_older_units_table_gains_the_segment_column(tmp_path: Path) -> None:
+    from hindsight.store.sqlite import SQLiteStore
+    from hindsight.store.sqlite_schema import SCHEMA
+
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(SCHEMA.replace("    segment_embeddings BLOB,\n", ""))
+    conn.execute("INSERT INTO meta(key, value) VALUES('schema_version', '1')")
+    conn.commit()
+    conn.close()
+    store = SQLiteStore(path)
+    try:
+        assert "segment_embeddings" in {r[1] for r in store._query("PRAGMA table_info(units)")}
+        assert store.indexed_units("b") == []
+    finally:
+        store.close()
