@@ -89,6 +89,10 @@ def _short_embedding(bank: Bank) -> None:
     sql(bank._engine, "UPDATE units SET embedding=x'0000' WHERE id=?", a_unit_with_entities(bank)[0])
 
 
+def _short_segment_embeddings(bank: Bank) -> None:
+    sql(bank._engine, "UPDATE units SET segment_embeddings=x'0000' WHERE id=?", a_unit_with_entities(bank)[0])
+
+
 def _nan_embedding(bank: Bank) -> None:
     blob = np.full(bank.indexes.vectors.dim, np.nan, np.float32).tobytes()
     sql(bank._engine, "UPDATE units SET embedding=? WHERE id=?", blob, a_unit_with_entities(bank)[0])
@@ -159,6 +163,7 @@ CORRUPTIONS: list[tuple[Callable[[Bank], None], ProblemKind]] = [
     (_lexical_stale, ProblemKind.LEXICAL_STALE),
     (_short_embedding, ProblemKind.BAD_EMBEDDING),
     (_nan_embedding, ProblemKind.BAD_EMBEDDING),
+    (_short_segment_embeddings, ProblemKind.BAD_EMBEDDING),
     (_link_to_nowhere, ProblemKind.DANGLING_LINK),
     (_link_into_another_bank, ProblemKind.DANGLING_LINK),
     (_unit_entity_without_entity, ProblemKind.DANGLING_UNIT_ENTITY),

@@ -95,13 +95,16 @@ class IntegrityQueries:
                     problems.append(_problem(kind, what, ids))
             bad = [
                 uid
-                for uid, blob in conn.execute("SELECT id, embedding FROM units WHERE bank_id=?", (bank_id,))
-                if len(blob) != dim * 4 or not np.isfinite(np.frombuffer(blob, dtype=np.float32)).all()
+                for uid, blob, segments in conn.execute(
+                    "SELECT id, embedding, segment_embeddings FROM units WHERE bank_id=?", (bank_id,))
+                if not _finite_rows(blob, dim, exactly_one=True) or (segments is not None and not _finite_rows(
+                    segments, dim, exactly_one=False))
             ]
             if bad:
-                problems.append(
-                    _problem(ProblemKind.BAD_EMBEDDING, f"embeddings that are not {dim} finite floats", bad)
-                )
+                problems.append(_problem(
+                    ProblemKind.BAD_EMBEDDING, f"embeddings (or segment embeddings) that are not {dim} finite floats",
+                    bad,
+                ))
             stored: dict[str, Counter[str]] = {
                 uid: Counter(json.loads(names))
                 for uid, names in conn.execute("SELECT id, entities FROM units WHERE bank_id=?", (bank_id,))
@@ -123,3 +126,10 @@ class IntegrityQueries:
                     )
                 )
         return problems
+
+
+def _finite_rows(blob: bytes, dim: int, exactly_one: bool) -> bool:
+    """Whether a blob holds one (or, without exactly_one, one or more) rows of `dim` finite float32s."""
+    rows, rest = divmod(len(blob), dim * 4)
+    return rest == 0 and (rows == 1 if exactly_one else rows >= 1) and bool(
+        np.isfinite(np.frombuffer(blob, dtype=np.float32)).all())
