@@ -350,7 +350,8 @@ def test_a_long_unit_stores_its_segment_embeddings(hs: Hindsight) -> None:
     aside = "By the way, I finally replaced the old kitchen faucet with a touchless one that my neighbour recommended."
     bank = hs.bank("b")
     [unit] = bank.retain([{"role": "user", "content": f"{first} {aside}"}], timestamp="2024-05-01").units
-    [indexed] = [u for u in hs.store.indexed_units("b") if u.unit_id == unit.id]
+    assert all(u.segments is None for u in hs.store.indexed_units("b"))  # index rebuilds do not read them
+    [indexed] = [u for u in hs.store.indexed_units("b", with_segments=True) if u.unit_id == unit.id]
     texts = [f"user: {first}", aside]  # sentences packed to segment_chars (200)
     expected, _ = hs.embedder.embed(texts)
     assert indexed.segments is not None and indexed.segments.shape == (2, len(indexed.embedding))

@@ -182,7 +182,8 @@ class RecallPipeline:
         """Candidates for the fused entries whose units still exist, in the same order."""
         units = {u.id: u for u in self.store.get_units(bank_id, [e.unit_id for e in fused])}
         labels = [e.label for e in fused]
-        indexed = {u.label: u for u in self.store.indexed_units(bank_id, labels)} if with_vectors else {}
+        indexed = ({u.label: u for u in self.store.indexed_units(bank_id, labels, with_segments=True)}
+                   if with_vectors else {})
         entities = self.store.entities_of_units(bank_id, labels) if with_entities else {}
         out = []
         for e in fused:

@@ -4,9 +4,9 @@
 - `blend` (offline): `w_rrf * fused / max_fused + w_cos * cosine(query, unit) + w_lex * bm25 / max_bm25 +
   w_time * temporal / max_temporal + w_recency * recency`, where the cosine is taken against the unit's stored
   embeddings (the best of its text with its date and its segments, extractor.segment_chars) or against the
-  embedded hit text, bm25 and temporal are the unit's scores in
-  those channels (0 when a channel did not find it), and recency (0 for the oldest candidate .. 1 for the newest,
-  by mention time) counts only when the query asks for the current state ("now", "currently", "latest", ...).
+  embedded hit text, bm25 and temporal are the unit's scores in those channels (0 when a channel did not find
+  it), and recency (0 for the oldest candidate .. 1 for the newest, by mention time) counts only when the query
+  asks for the current state ("now", "currently", "latest", ...).
 - `cross-encoder`: a sentence-transformers CrossEncoder (the paper's ms-marco-MiniLM-L-6-v2, from a path or a
   model name the local Hugging Face cache holds) scores (query, hit text) pairs.
 """

@@ -103,7 +103,7 @@ class IndexedUnit:
     embedding: np.ndarray
     text: str
     lead: str = ""  # text quoted from before the unit: searchable, but neither embedded nor the unit's own
-    segments: np.ndarray | None = None  # embeddings of the unit's segments, one per row
+    segments: np.ndarray | None = None  # embeddings of the unit's segments, one per row (when asked for)
 
 
 @dataclass
@@ -286,8 +286,9 @@ class MemoryStore(ABC):
     @abstractmethod
     def changes_since(self, bank_id: str, seq: int) -> list[Change]: ...
     @abstractmethod
-    def indexed_units(self, bank_id: str, labels: list[int] | None = None) -> list[IndexedUnit]:
-        """Units by label (all of the bank's when labels is None)."""
+    def indexed_units(self, bank_id: str, labels: list[int] | None = None,
+                      with_segments: bool = False) -> list[IndexedUnit]:
+        """Units by label (all of the bank's when labels is None); segment embeddings only when asked for."""
     @abstractmethod
     def embedded_sample(self, bank_id: str) -> EmbeddedText | None:
         """The embedded text and hash of one of the bank's units (None when it has none)."""

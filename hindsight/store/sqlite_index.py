@@ -38,9 +38,11 @@ class IndexQueries:
         rows = self._query("SELECT seq, op, label FROM changes WHERE bank_id=? AND seq>? ORDER BY seq", (bank_id, seq))
         return [Change(r[0], r[1], r[2]) for r in rows]
 
-    def indexed_units(self, bank_id: str, labels: list[int] | None = None) -> list[IndexedUnit]:
+    def indexed_units(self, bank_id: str, labels: list[int] | None = None,
+                      with_segments: bool = False) -> list[IndexedUnit]:
+        segments = "segment_embeddings" if with_segments else "NULL"
         sql = ("SELECT label, id, embedding, embed_text, coalesce(json_extract(metadata, '$.lead'), ''), "
-               "segment_embeddings FROM units WHERE ")
+               f"{segments} FROM units WHERE ")
         if labels is None:
             rows = self._query(sql + "bank_id=? ORDER BY label", (bank_id,))
         else:

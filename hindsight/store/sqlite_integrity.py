@@ -97,8 +97,7 @@ class IntegrityQueries:
                 uid
                 for uid, blob, segments in conn.execute(
                     "SELECT id, embedding, segment_embeddings FROM units WHERE bank_id=?", (bank_id,))
-                if not _finite_rows(blob, dim, exactly_one=True) or (segments is not None and not _finite_rows(
-                    segments, dim, exactly_one=False))
+                if _finite_rows(blob, dim) != 1 or (segments is not None and _finite_rows(segments, dim) < 1)
             ]
             if bad:
                 problems.append(_problem(
@@ -128,8 +127,9 @@ class IntegrityQueries:
         return problems
 
 
-def _finite_rows(blob: bytes, dim: int, exactly_one: bool) -> bool:
-    """Whether a blob holds one (or, without exactly_one, one or more) rows of `dim` finite float32s."""
+def _finite_rows(blob: bytes, dim: int) -> int:
+    """How many rows of `dim` finite float32s a blob holds; -1 when it is not such rows."""
     rows, rest = divmod(len(blob), dim * 4)
-    return rest == 0 and (rows == 1 if exactly_one else rows >= 1) and bool(
-        np.isfinite(np.frombuffer(blob, dtype=np.float32)).all())
+    if rest or not np.isfinite(np.frombuffer(blob, dtype=np.float32)).all():
+        return -1
+    return rows
