@@ -105,7 +105,7 @@ class HindsightSystem:
         packed: dict[int, set[str]] = {}
         for budget in self.budgets:
             result = bank.recall(query, budget=budget, query_time=query_time)
-            packed[budget] = {t for hit in result.hits for t in hit.unit.source.turn_ids}
+            packed[budget] = {t for hit in result.hits for t in hit.whole_turns}  # an excerpt's cut turns do not count
         per_call = (time.perf_counter() - start) / (1 + len(self.budgets))
         return Retrieved(ranked_turns=ranked, packed=packed, timings={"retain": retain_s, "recall_per_call": per_call})
 

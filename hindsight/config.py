@@ -227,6 +227,8 @@ class RecallConfig(_Section):
     pack_patience: int | None = Field(
         16, ge=1, description="packing stops after this many candidates in a row do not fit; null tries all"
     )
+    # A hit longer than this is handed on as an excerpt: its leading turns that fit (recall/excerpt.py). null: whole.
+    hit_max_tokens: int | None = Field(None, ge=64, description="tokens of one hit at most; null hands units whole")
     rerank_device: str = "cpu"
     rerank_batch_size: int = Field(16, ge=1)
     # blend: w_rrf * fused/max_fused + w_cos * cosine(query, unit) + w_lex * bm25/max_bm25

@@ -219,6 +219,24 @@ def test_budget_is_respected(bank: Bank) -> None:
     assert bank.recall("Maya and Bob", top_k=0).hits == []
 
 
+def test_hit_max_tokens_hands_long_units_on_as_excerpts(engine: Hindsight, bank: Bank) -> None:
+    whole = bank.recall("Maya and Bob", budget=10**7, query_time=QT)
+    cap = 64
+    assert any(h.tokens > cap for h in whole.hits)
+    p = pipeline(engine, hit_max_tokens=cap)
+    cut = p.recall(bank.indexes, "Maya and Bob", budget=10**7, query_time=QT)
+    assert [h.unit.id for h in cut.hits] == [h.unit.id for h in whole.hits]  # the ranking is the same
+    for before, after in zip(whole.hits, cut.hits, strict=True):
+        assert after.excerpt == (before.tokens > cap)
+        assert after.tokens == TokenCounter().count(after.text) <= max(cap, before.tokens * (not after.excerpt))
+        assert set(after.whole_turns) <= set(after.unit.source.turn_ids)
+        if not after.excerpt:
+            assert (after.text, after.whole_turns) == (before.text, before.unit.source.turn_ids)
+    packed = p.recall(bank.indexes, "Maya and Bob", budget=600, query_time=QT)
+    assert packed.tokens_used == sum(h.tokens for h in packed.hits) <= 600
+    assert len(packed.hits) > len(bank.recall("Maya and Bob", budget=600, query_time=QT).hits)
+
+
 def test_as_of_and_networks_filter_every_channel(bank: Bank) -> None:
     as_of = datetime(2024, 4, 30, tzinfo=timezone.utc)
     for query in ("Where does Maya live?", "What did Maya do last week?", "Bob Denver Globex"):

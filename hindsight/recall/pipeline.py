@@ -16,6 +16,7 @@ import numpy as np
 from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder
 from hindsight.index.manager import BankIndexes
+from hindsight.recall.excerpt import excerpt
 from hindsight.recall.format import TokenCounter, hit_header
 from hindsight.recall.fusion import rrf
 from hindsight.recall.graph import EntityCounts, SpreadParams, spread, store_neighbours
@@ -237,8 +238,9 @@ class RecallPipeline:
         self, cand: Candidate, rerank_score: float | None, superseded_by: str | None, reply_to: str | None
     ) -> RecallHit:
         e = cand.fused
+        cut = excerpt(cand.header, cand.unit.text, cand.unit.source.turn_ids, self.config.hit_max_tokens, self.tokens)
         return RecallHit(
-            unit=cand.unit, text=cand.text, tokens=self.tokens.count_hit(cand.header, cand.unit.text),
+            unit=cand.unit, text=cut.text, tokens=cut.tokens, excerpt=cut.cut, whole_turns=cut.whole_turns,
             channels=e.channels, fused_score=e.score, rerank_score=rerank_score,
             score=rerank_score if rerank_score is not None else e.score, path=e.path, superseded_by=superseded_by,
             reply_to=reply_to,
