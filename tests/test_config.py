@@ -21,6 +21,12 @@ def test_shipped_default_yaml_equals_defaults() -> None:
     assert HindsightConfig.from_yaml(ROOT / "configs" / "default.yaml") == HindsightConfig()
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "configs").rglob("*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_config_validates(path: Path) -> None:
+    # The eval variants name config fields; one renamed field would otherwise surface only in a long eval run.
+    HindsightConfig.from_yaml(path)
+
+
 def test_partial_yaml_keeps_other_defaults(tmp_path: Path) -> None:
     p = tmp_path / "c.yaml"
     p.write_text("links:\n  semantic_threshold: 0.8\nextractor:\n  window_turns: 3\n")
