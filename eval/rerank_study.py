@@ -13,7 +13,8 @@ pipeline's order, with their explanations. Orderings of the same candidates are 
 - `second-w`: the pipeline's rerank score plus w times the cosine, under a second sentence-transformers model (a local
   folder), between the query and the hit text as the reranker sees it.
 Metrics: LongMemEval session recall_any@5, recall_all@5, ndcg_any@5, recall_all@10; LoCoMo evidence recall @5/10/20
-(categories 1-4). Candidates are stored in OUT's sibling OUT.candidates.jsonl as they are made: a rerun resumes.
+(categories 1-4). The candidates are stored as they are made, in OUT with the suffix .candidates.jsonl; a rerun
+with the same config, code and second model resumes from them.
 """
 
 from __future__ import annotations
