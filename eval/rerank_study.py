@@ -9,7 +9,7 @@ pipeline's order, with their explanations. Orderings of the same candidates are 
 - `pipeline`: recall's own order (the eval's ranking); `fused`: the RRF order, before reranking;
 - `learned-cv`: a linear reranker over the candidates' explanation features (FEATURES), fitted by pairwise logistic
   regression on the other folds' questions of both files pooled, and scored on each held-out fold;
-- `learned-in-sample`: the same fitted on every question and scored on them: an optimistic bound, not a result;
+- `learned-in-sample`: the same fitted on every question and scored on them: optimistic for such a model, not a result;
 - `second-w`: the pipeline's rerank score plus w times the cosine, under a second sentence-transformers model (a local
   folder), between the query and the hit text as the reranker sees it.
 Metrics: LongMemEval session recall_any@5, recall_all@5, ndcg_any@5, recall_all@10; LoCoMo evidence recall @5/10/20
