@@ -27,6 +27,7 @@ import os
 import re
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,25 @@ def haystack(conv: LocomoConversation) -> Haystack:
     )
 
 
+@dataclass(frozen=True)
+class LocomoQuestion:
+    """One official QA item, as the runner asks it."""
+
+    query: Query
+    qa: dict[str, Any]
+
+    def evidence(self) -> list[str]:
+        return parse_evidence(self.qa.get("evidence", []))
+
+
+def questions(conv: LocomoConversation) -> list[LocomoQuestion]:
+    """The conversation's QA items, asked against the whole conversation at the date of its last session."""
+    conv_haystack = cache(partial(haystack, conv))
+    return [LocomoQuestion(Query(id=f"{conv.sample_id}:q{i}", group=str(qa["category"]), text=qa["question"],
+                                 query_time=conv.sessions[-1].date, haystack=conv_haystack), qa)
+            for i, qa in enumerate(conv.qa)]
+
+
 def score(evidence: list[str], retrieved: Retrieved) -> tuple[dict[str, float], dict[str, Any]]:
     metrics = {f"evidence_recall@{k}": round(evidence_recall(retrieved.ranked_turns, evidence, k), 6)
                for k in LOCOMO_KS}
@@ -106,17 +126,13 @@ def retrieval(args: argparse.Namespace, embedder: Embedder | None) -> int:
     evidence: dict[str, list[str]] = {}
     skipped: Counter[str] = Counter()
     for conv in conversations:
-        conv_haystack = cache(partial(haystack, conv))
-        when = conv.sessions[-1].date
-        for i, qa in enumerate(conv.qa):
-            qid = f"{conv.sample_id}:q{i}"
-            ids = parse_evidence(qa.get("evidence", []))
+        for question in questions(conv):
+            ids = question.evidence()
             if not ids:
                 skipped["no evidence"] += 1
                 continue
-            evidence[qid] = ids
-            queries.append(Query(id=qid, group=str(qa["category"]), text=qa["question"], query_time=when,
-                                 haystack=conv_haystack))
+            evidence[question.query.id] = ids
+            queries.append(question.query)
     runner = Runner(args, "locomo", "per_category", {
         "ks": list(LOCOMO_KS), "baseline_corpus": "all turns, 'Speaker: text'",
         "hindsight_ranking": "turns of the hits in rank order",
@@ -138,13 +154,11 @@ def answer(args: argparse.Namespace, embedder: Embedder | None, models: QAModels
     queries: list[Query] = []
     gold: dict[str, GoldAnswer] = {}
     for conv in load_locomo(args.data):
-        conv_haystack = cache(partial(haystack, conv))
-        for i, qa in enumerate(conv.qa):
-            if str(qa["category"]) in SCORED_CATEGORIES:
-                qid = f"{conv.sample_id}:q{i}"
-                gold[qid] = GoldAnswer(str(qa["answer"]), locomo_judge_prompt, parse_correct_wrong)
-                queries.append(Query(id=qid, group=str(qa["category"]), text=qa["question"],
-                                     query_time=conv.sessions[-1].date, haystack=conv_haystack))
+        for question in questions(conv):
+            if question.query.group in SCORED_CATEGORIES:
+                gold[question.query.id] = GoldAnswer(str(question.qa["answer"]), locomo_judge_prompt,
+                                                     parse_correct_wrong)
+                queries.append(question.query)
     queries = queries[: args.limit]
     title = f"LoCoMo QA, {args.data.name}: {len(queries)} questions in categories 1-4"
     return run_answer(args, QARun("locomo", "per_category", "Hindsight paper A.4 LoCoMo prompt", queries, gold,

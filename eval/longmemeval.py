@@ -91,6 +91,12 @@ def haystack(question: LmeQuestion) -> Haystack:
     )
 
 
+def query(question: LmeQuestion) -> Query:
+    """The question as the runner asks it: against its own haystack, at the question date."""
+    return Query(id=question.question_id, group=question.question_type, text=question.question,
+                 query_time=question.question_date, haystack=partial(haystack, question))
+
+
 def score(question: LmeQuestion, retrieved: Retrieved) -> tuple[dict[str, float], dict[str, Any]]:
     relevant = question.relevant_turns()
     correct = question.relevant_sessions()
@@ -126,8 +132,7 @@ def retrieval(args: argparse.Namespace, embedder: Embedder | None) -> int:
     questions = load_longmemeval(args.data)[: args.limit]
     skipped = Counter(reason for q in questions if (reason := q.skip_reason()))
     scored = {q.question_id: q for q in questions if q.skip_reason() is None}
-    queries = [Query(id=q.question_id, group=q.question_type, text=q.question, query_time=q.question_date,
-                     haystack=partial(haystack, q)) for q in scored.values()]
+    queries = [query(q) for q in scored.values()]
     runner = Runner(args, "longmemeval", "per_type", {
         "ks": list(LME_KS), "baseline_corpus": "user turns", "hindsight_ranking": "turns of the hits in rank order",
     }, embedder)
@@ -145,8 +150,7 @@ def answer(args: argparse.Namespace, embedder: Embedder | None, models: QAModels
     questions = load_longmemeval(args.data)[: args.limit]
     gold = {q.question_id: GoldAnswer(q.answer, partial(longmemeval_judge_prompt, q.question_type, q.is_abstention),
                                       parse_yes_no) for q in questions}
-    queries = [Query(id=q.question_id, group=q.question_type, text=q.question, query_time=q.question_date,
-                     haystack=partial(haystack, q)) for q in questions]
+    queries = [query(q) for q in questions]
     title = f"LongMemEval QA, {args.data.name}: {len(queries)} questions"
     return run_answer(args, QARun("longmemeval", "per_type", "LongMemEval evaluate_qa.py prompts", queries, gold,
                                   title, {"file_questions": len(questions)}), embedder, models)

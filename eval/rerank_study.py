@@ -26,7 +26,6 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,24 +33,21 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
-import yaml
-from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
 from eval import locomo, longmemeval
 from eval.datasets import load_locomo
-from eval.haystack import Haystack
 from eval.hindsight_system import UNLIMITED_BUDGET, HindsightSystem, retain_key, system_config
 from eval.longmemeval_data import load_longmemeval, session_of
 from eval.metrics import evidence_recall, flatten_turns, session_scores
-from eval.runner import code_version, digest
+from eval.runner import Query, code_version, config_overrides, console, digest
 from hindsight import HindsightConfig
+from hindsight.config import EmbedderConfig
 from hindsight.embed.factory import make_embedder
 from hindsight.recall.rerank import asks_latest
 from hindsight.recall.types import Channel, RecallHit
 
-console = Console()
 FEATURES = (
     "fused", "rerank", "semantic", "lexical", "graph", "temporal", "semantic_rr", "lexical_rr", "graph_rr",
     "temporal_rr", "recency", "recency_if_latest", "log_tokens", "channels",
@@ -184,40 +180,31 @@ def summarize(questions: Sequence[StudyQuestion], scored: dict[str, list[np.ndar
 @dataclass(frozen=True)
 class StudyQuery:
     dataset: str
-    question_id: str
-    text: str
-    query_time: datetime
+    query: Query
     truth: list[str]
-    haystack: Callable[[], Haystack]
 
 
 def study_queries(lme_path: Path, locomo_path: Path) -> list[StudyQuery]:
-    """The scored questions of both files, as the eval scripts pick them."""
-    out = [StudyQuery("longmemeval", q.question_id, q.question, q.question_date, sorted(q.relevant_sessions()),
-                      lambda q=q: longmemeval.haystack(q))  # type: ignore[misc]
+    """The scored questions of both files, as the eval scripts pick and ask them."""
+    out = [StudyQuery("longmemeval", longmemeval.query(q), sorted(q.relevant_sessions()))
            for q in load_longmemeval(lme_path) if q.skip_reason() is None]
     for conv in load_locomo(locomo_path):
-        for i, qa in enumerate(conv.qa):
-            evidence = locomo.parse_evidence(qa.get("evidence", []))
-            if evidence and str(qa["category"]) in locomo.SCORED_CATEGORIES:
-                out.append(StudyQuery("locomo", f"{conv.sample_id}:q{i}", qa["question"], conv.sessions[-1].date,
-                                      evidence, lambda c=conv: locomo.haystack(c)))  # type: ignore[misc]
+        out += [StudyQuery("locomo", q.query, q.evidence()) for q in locomo.questions(conv)
+                if q.evidence() and q.query.group in locomo.SCORED_CATEGORIES]
     return out
 
 
 class SecondModel:
-    """Cosines of a second sentence-transformers model, each text embedded once."""
+    """Cosines of a second sentence-transformers model (through the project's embedder), each text embedded once."""
 
     def __init__(self, path: str) -> None:
-        from sentence_transformers import SentenceTransformer
-
-        self.model = SentenceTransformer(path, device="cpu")
+        self.embedder = make_embedder(EmbedderConfig(model=path, max_tokens=None, batch_size=16, freeze_gc=False))
         self.cache: dict[str, np.ndarray] = {}
 
     def cosines(self, query: str, texts: list[str]) -> list[float]:
         new = [t for t in dict.fromkeys([query, *texts]) if t not in self.cache]
         if new:
-            self.cache.update(zip(new, self.model.encode(new, batch_size=16, normalize_embeddings=True), strict=True))
+            self.cache.update(zip(new, self.embedder.embed(new), strict=True))
         return [round(float(self.cache[t] @ self.cache[query]), 6) for t in texts]
 
 
@@ -231,7 +218,7 @@ def capture(args: argparse.Namespace, config: HindsightConfig, cache_path: Path)
             if row.pop("key") == key:
                 done[f"{row['dataset']}/{row['question_id']}"] = StudyQuestion(**row)
     queries = study_queries(args.longmemeval, args.locomo)
-    todo = [q for q in queries if f"{q.dataset}/{q.question_id}" not in done]
+    todo = [q for q in queries if f"{q.dataset}/{q.query.id}" not in done]
     console.print(f"{len(queries)} questions, {len(queries) - len(todo)} stored, {len(todo)} to recall")
     if todo:
         second = SecondModel(args.second_model) if args.second_model else None
@@ -241,18 +228,19 @@ def capture(args: argparse.Namespace, config: HindsightConfig, cache_path: Path)
                    for d, work in (("longmemeval", args.work_longmemeval), ("locomo", args.work_locomo))}
         with cache_path.open("a", encoding="utf-8") as log:
             for q in tqdm(todo, desc="recall", unit="q"):
-                bank, _ = systems[q.dataset].bank(q.haystack())
-                hits = bank.recall(q.text, budget=UNLIMITED_BUDGET, query_time=q.query_time,
+                bank, _ = systems[q.dataset].bank(q.query.haystack())
+                text = q.query.text
+                hits = bank.recall(text, budget=UNLIMITED_BUDGET, query_time=q.query.query_time,
                                    top_k=config.recall.rerank_top_n).hits
-                row = StudyQuestion(q.dataset, q.question_id, q.truth, [list(h.unit.source.turn_ids) for h in hits],
-                                    candidate_features(q.text, hits) if hits else [],
-                                    second.cosines(q.text, [h.text for h in hits]) if second and hits else None)
+                row = StudyQuestion(q.dataset, q.query.id, q.truth, [list(h.unit.source.turn_ids) for h in hits],
+                                    candidate_features(text, hits) if hits else [],
+                                    second.cosines(text, [h.text for h in hits]) if second and hits else None)
                 log.write(json.dumps({"key": key, **asdict(row)}) + "\n")
                 log.flush()
-                done[f"{q.dataset}/{q.question_id}"] = row
+                done[f"{q.dataset}/{q.query.id}"] = row
         for system in systems.values():
             system.close()
-    return [done[f"{q.dataset}/{q.question_id}"] for q in queries]
+    return [done[f"{q.dataset}/{q.query.id}"] for q in queries]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -267,8 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--second-model", default=None, help="a sentence-transformers model folder")
     parser.add_argument("--second-weights", type=float, nargs="+", default=[1.0, 3.0])
     args = parser.parse_args(argv)
-    overrides = yaml.safe_load(args.config.read_text(encoding="utf-8")) if args.config else None
-    config = system_config("hindsight", overrides=overrides)
+    config = system_config("hindsight", overrides=config_overrides(args.config))
     start = time.perf_counter()
     questions = [q for q in capture(args, config, args.out.with_suffix(".candidates.jsonl")) if q.turns]
     report = summarize(questions, orderings(questions, args.folds, args.second_weights))

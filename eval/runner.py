@@ -95,6 +95,16 @@ def chosen_systems(requested: list[str] | None) -> list[str]:
     return list(BASELINES)
 
 
+def config_overrides(path: Path | None) -> dict[str, Any] | None:
+    """The config sections of a --config YAML file (None without one)."""
+    if path is None:
+        return None
+    overrides = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(overrides, dict):
+        raise SystemExit(f"{path}: a config file is a mapping of sections")
+    return overrides
+
+
 def digest(parts: Iterable[str]) -> str:
     h = hashlib.sha1()
     for part in parts:
@@ -183,12 +193,7 @@ class Runner:
         return BaselineSystem(name, self.args.budgets, self._vectors, self.args.bm25_tokens)
 
     def hindsight_config(self, name: str) -> HindsightConfig:
-        overrides = None
-        if self.args.config is not None:
-            overrides = yaml.safe_load(self.args.config.read_text(encoding="utf-8")) or {}
-            if not isinstance(overrides, dict):
-                raise SystemExit(f"{self.args.config}: a config file is a mapping of sections")
-        return system_config(name, self.args.extractor, overrides)
+        return system_config(name, self.args.extractor, config_overrides(self.args.config))
 
     def system_config(self, name: str) -> dict[str, Any]:
         if name in HINDSIGHT_SYSTEMS:

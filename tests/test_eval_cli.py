@@ -182,3 +182,31 @@ def test_banks_retained_by_another_code_version_are_reused_and_reported(
     _run(longmemeval, LME, tmp_path, ["hindsight"], minilm)
     assert "1 bank(s) were retained by another code version" in capsys.readouterr().out
     assert json.loads((memdir / "retained_by.json").read_text()) == recorded  # who retained it stays recorded
+
+
+def test_eval_questions_are_asked_at_the_dataset_date_against_their_haystack() -> None:
+    from eval.datasets import load_locomo
+    from eval.longmemeval_data import load_longmemeval
+
+    conv = load_locomo(LOCOMO)[0]
+    asked = locomo.questions(conv)
+    assert [q.query.id for q in asked] == [f"{conv.sample_id}:q{i}" for i in range(len(conv.qa))]
+    assert {q.query.query_time for q in asked} == {conv.sessions[-1].date}
+    assert asked[1].evidence() == ["D2:1", "D2:3"] and asked[1].query.group == "2"
+    assert asked[0].query.haystack() is asked[1].query.haystack()  # built once per conversation
+    question = load_longmemeval(LME)[0]
+    lme = longmemeval.query(question)
+    assert (lme.id, lme.text, lme.query_time) == (question.question_id, question.question, question.question_date)
+    assert lme.haystack().bank_id == longmemeval.haystack(question).bank_id
+
+
+def test_config_overrides_read_sections_and_refuse_other_yaml(tmp_path: Path) -> None:
+    from eval.runner import config_overrides
+
+    assert config_overrides(None) is None
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text("recall:\n  rrf_k: 30\n")
+    bad.write_text("- recall\n")
+    assert config_overrides(good) == {"recall": {"rrf_k": 30}}
+    with pytest.raises(SystemExit, match="mapping of sections"):
+        config_overrides(bad)
