@@ -136,7 +136,7 @@ def _extraction(llm: RecordingLlamaCpp) -> dict[str, Any]:
 
 
 def _reflect(llm: RecordingLlamaCpp, runs: int) -> dict[str, Any]:
-    config = HindsightConfig.from_dict({"reflect": {"background": False}})
+    config = HindsightConfig.from_dict({"reflect": {"work": {"background": False}}})
     with tempfile.TemporaryDirectory(prefix="bench-reflect-") as tmp, Hindsight(tmp, config, llm=llm) as hs:
         bank = hs.bank("bench")
         retain_sample(bank)

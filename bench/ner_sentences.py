@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from eval.datasets import load_locomo
-from hindsight.config import ExtractorConfig
+from hindsight.config import ExtractConfig
 from hindsight.retain.ner import SPACY_MODEL, SpacyNER, _load
 
 _STRIP = " \t\n'\"’“”.,!?;:"
@@ -26,7 +26,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    labels = set(ExtractorConfig().ner_labels)
+    labels = set(ExtractConfig().ner_labels)
     convs = load_locomo(args.data)
     turns = [m.content for c in convs for s in c.sessions for m in s.messages]
     nlp = _load(SPACY_MODEL)

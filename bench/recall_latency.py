@@ -17,7 +17,7 @@ collections that ran during the measured recalls are reported too (count and lon
 The embedder freezes the collector once its model has loaded (embedder.freeze_gc, the default), as in any hindsight
 process. `--gc-freeze` calls gc.freeze() again after the warm-up, so that full collections also skip what the bench
 loaded since (its corpus, the bank). The fill resumes from an
-existing --dir; banks are kept there. --config takes the `recall` section of a YAML config
+existing --dir; banks are kept there. --config takes the `recall` section of a YAML config or preset:NAME
 for the measured recalls (to compare recall settings on one bank); the fill always runs with the defaults.
 """
 
@@ -225,7 +225,7 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=4096)
     parser.add_argument("--noise", type=float, default=0.025, help="fill vector noise per dimension")
     parser.add_argument("--per-call", type=int, default=20, help="sessions per retain_many call of the fill")
-    parser.add_argument("--config", type=Path, default=None, help="YAML config whose recall section the recalls use")
+    parser.add_argument("--config", default=None, help="YAML config or preset:NAME; the recalls use its recall section")
     parser.add_argument("--gc-freeze", action="store_true", help="gc.freeze() after the warm-up, before measuring")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()

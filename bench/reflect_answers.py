@@ -42,7 +42,7 @@ from hindsight.llm.local_models import resolve_model_path
 from hindsight.reflect.opinion_check import states_not_knowing
 
 console = Console()
-CONFIG = {"reflect": {"background": False}}
+CONFIG = {"reflect": {"work": {"background": False}}}
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 

@@ -1,7 +1,7 @@
 """Where retain's time goes on LongMemEval-S haystacks: the embedding model, spaCy NER, and everything else.
 
     python bench/retain_stages.py --data ../shared/data/longmemeval_s_dev.json.gz [--questions 3] [--threads N] \\
-        [--config configs/eval/VARIANT.yaml] [--json OUT]
+        [--config YAML or preset:NAME] [--json OUT]
 
 Each of the first --questions haystacks is retained into its own bank, the way `eval/longmemeval.py retrieval`
 does it: one `retain_many` per haystack, nlp extractor, all banks in one memory directory (so a session that two
@@ -30,7 +30,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 import torch
-import yaml
 from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
@@ -39,6 +38,7 @@ from bench import machine
 from eval.hindsight_system import HindsightSystem, system_config
 from eval.longmemeval import haystack
 from eval.longmemeval_data import load_longmemeval
+from hindsight.config import config_data
 from hindsight.embed.base import Embedder
 from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
 from hindsight.retain.ner import SpacyNER
@@ -93,10 +93,10 @@ def main() -> None:
     parser.add_argument("--data", type=Path, required=True, help="LongMemEval-S file (json or json.gz)")
     parser.add_argument("--questions", type=int, default=3, help="the first N haystacks of the file")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
-    parser.add_argument("--config", type=Path, default=None, help="YAML overrides of the defaults, as in the eval")
+    parser.add_argument("--config", default=None, help="YAML overrides of the defaults, or preset:NAME, as in the eval")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    overrides = yaml.safe_load(args.config.read_text(encoding="utf-8")) if args.config else None
+    overrides = config_data(args.config) if args.config else None
     config = system_config("hindsight", overrides=overrides)
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import time
@@ -13,13 +14,12 @@ from typing import Any
 from eval.haystack import Haystack, Retrieved
 from eval.metrics import flatten_turns
 from hindsight import Bank, Hindsight, HindsightConfig, RetainRequest
+from hindsight.config import ALL_CHANNELS
 from hindsight.embed.base import Embedder
 
 HINDSIGHT_SYSTEMS = (
     "hindsight", "hindsight-no-semantic", "hindsight-no-lexical", "hindsight-no-graph", "hindsight-no-temporal",
 )
-# The per-channel switch of the `recall:` config section, as config.recall.<RECALL_SWITCH>. One place to adjust.
-RECALL_SWITCH = "{channel}_enabled"
 # The ranking call must not be cut by packing, so its budget is effectively unlimited; `depth` caps its hits.
 UNLIMITED_BUDGET = 10_000_000
 
@@ -31,15 +31,17 @@ def system_config(system: str, extractor: str = "nlp", overrides: Mapping[str, A
     the configured one, e.g. from HINDSIGHT_LLM_* variables)."""
     if system not in HINDSIGHT_SYSTEMS:
         raise ValueError(f"unknown hindsight system {system!r}")
-    data: dict[str, Any] = {k: dict(v) for k, v in (overrides or {}).items()}
-    data.setdefault("extractor", {})["backend"] = extractor
-    data.setdefault("reflect", {}).update(background=False, reinforce_enabled=False, observations_enabled=False)
+    data: dict[str, Any] = copy.deepcopy(dict(overrides or {}))
+    data.setdefault("retain", {}).setdefault("extract", {})["backend"] = extractor
+    reflect = data.setdefault("reflect", {})
+    for section, key in (("work", "background"), ("reinforce", "enabled"), ("observations", "enabled")):
+        reflect.setdefault(section, {})[key] = False
     if extractor == "nlp":
         data.setdefault("llm", {})["backend"] = "none"
     if system != "hindsight":
-        channel = system.removeprefix("hindsight-no-")
-        data.setdefault("recall", {})[RECALL_SWITCH.format(channel=channel)] = False
-    # from_dict validates: a switch name RecallConfig does not have is a ConfigError, not a silent no-op.
+        recall = data.setdefault("recall", {})
+        off = system.removeprefix("hindsight-no-")
+        recall["channels"] = [c for c in recall.get("channels", ALL_CHANNELS) if c != off]
     return HindsightConfig.from_dict(data)
 
 
@@ -105,7 +107,7 @@ class HindsightSystem:
         packed: dict[int, set[str]] = {}
         for budget in self.budgets:
             result = bank.recall(query, budget=budget, query_time=query_time)
-            packed[budget] = {t for hit in result.hits for t in hit.whole_turns}  # an excerpt's cut turns do not count
+            packed[budget] = {t for hit in result.hits for t in hit.unit.source.turn_ids}
         per_call = (time.perf_counter() - start) / (1 + len(self.budgets))
         return Retrieved(ranked_turns=ranked, packed=packed, timings={"retain": retain_s, "recall_per_call": per_call})
 

@@ -224,14 +224,14 @@ def capture(args: argparse.Namespace, config: HindsightConfig, cache_path: Path)
         second = SecondModel(args.second_model) if args.second_model else None
         embedder = make_embedder(config.embedder)
         systems = {d: HindsightSystem("hindsight", work / f"hindsight-{d}-{retain_key(config)}", embedder, (),
-                                      config.recall.rerank_top_n, config, code_version())
+                                      config.recall.rerank.top_n, config, code_version())
                    for d, work in (("longmemeval", args.work_longmemeval), ("locomo", args.work_locomo))}
         with cache_path.open("a", encoding="utf-8") as log:
             for q in tqdm(todo, desc="recall", unit="q"):
                 bank, _ = systems[q.dataset].bank(q.query.haystack())
                 text = q.query.text
                 hits = bank.recall(text, budget=UNLIMITED_BUDGET, query_time=q.query.query_time,
-                                   top_k=config.recall.rerank_top_n).hits
+                                   top_k=config.recall.rerank.top_n).hits
                 row = StudyQuestion(q.dataset, q.query.id, q.truth, [list(h.unit.source.turn_ids) for h in hits],
                                     candidate_features(text, hits) if hits else [],
                                     second.cosines(text, [h.text for h in hits]) if second and hits else None)

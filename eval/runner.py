@@ -13,7 +13,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-import yaml
 from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
@@ -24,9 +23,10 @@ from eval.haystack import Haystack, Retrieved
 from eval.hindsight_system import HINDSIGHT_SYSTEMS, HindsightSystem, recall_available, retain_key, system_config
 from eval.metrics import BUDGETS
 from hindsight import HindsightConfig
-from hindsight.config import EmbedderConfig
+from hindsight.config import EmbedderConfig, config_data
 from hindsight.embed.base import Embedder
 from hindsight.embed.factory import make_embedder
+from hindsight.errors import ConfigError
 
 ALL_SYSTEMS = (*BASELINES, *HINDSIGHT_SYSTEMS)
 # Redirected output (a log file) gets the full table instead of 80 columns.
@@ -77,8 +77,8 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bm25-tokens", choices=sorted(BM25_TOKENIZERS), default="words",
                         help="words: lower-cased \\w+ runs; split: str.split(' ') as LongMemEval's own script")
     parser.add_argument("--fresh", action="store_true", help="discard stored per-question results of these systems")
-    parser.add_argument("--config", type=Path, default=None,
-                        help="YAML config sections applied to the hindsight systems (a change starts new results)")
+    parser.add_argument("--config", default=None, help="YAML config sections, or preset:NAME, applied to the "
+                        "hindsight systems (a change starts new results)")
     parser.add_argument("--extractor", choices=["nlp", "llm"], default="nlp",
                         help="hindsight's fact extractor; llm uses the configured LLM (HINDSIGHT_LLM_* variables)")
 
@@ -95,14 +95,14 @@ def chosen_systems(requested: list[str] | None) -> list[str]:
     return list(BASELINES)
 
 
-def config_overrides(path: Path | None) -> dict[str, Any] | None:
-    """The config sections of a --config YAML file (None without one)."""
-    if path is None:
+def config_overrides(spec: str | Path | None) -> dict[str, Any] | None:
+    """The config sections of --config, a YAML file or preset:NAME (None without one)."""
+    if spec is None:
         return None
-    overrides = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not isinstance(overrides, dict):
-        raise SystemExit(f"{path}: a config file is a mapping of sections")
-    return overrides
+    try:
+        return config_data(spec)
+    except ConfigError as exc:
+        raise SystemExit(str(exc)) from exc
 
 
 def digest(parts: Iterable[str]) -> str:

@@ -142,7 +142,7 @@ class Bank:
     # -- reflect and the opinion network -------------------------------------------------------
     def reflect(self, query: str, budget: int | None = None, query_time: datetime | str | None = None) -> ReflectResult:
         """Answer `query` in the bank's voice from memories of all four networks (cited by unit id), and store
-        the opinions the answer shows. `budget` is the recall budget (default `reflect.budget`). Needs an LLM."""
+        the opinions the answer shows. `budget` is the recall budget (default `reflect.answer.budget`). Needs an LLM."""
         with bank_scope(self.id):
             return self._engine.reasoner.reflect(self._handle(), self.profile(), query, budget, query_time)
 

@@ -66,7 +66,7 @@ def _cmd_stats(hs: Hindsight, args: argparse.Namespace) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hindsight", description="Long-term memory for AI agents.")
     parser.add_argument("--dir", default="./memdir", help="memory directory (default ./memdir)")
-    parser.add_argument("--config", default=None, help="YAML config file")
+    parser.add_argument("--config", default=None, help="YAML config file, or preset:NAME (docs/configuration.md)")
     parser.add_argument("-v", "--verbose", action="store_true")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("retain", help="retain a file or text into a bank")

@@ -47,7 +47,7 @@ NO_LLM = ("reflect skipped: no LLM found. Install a local model with `hindsight 
 # The background reasoning after retain (observations, reinforcement) waits for process_pending: the demo's
 # LLM calls are the reflect below, and their number does not depend on how fast retain runs. A short answer cap
 # bounds the time a small model can spend when it falls into repeating itself.
-DEMO_CONFIG = {"reflect": {"background": False, "answer_max_tokens": 200}}
+DEMO_CONFIG = {"reflect": {"work": {"background": False}, "answer": {"max_tokens": 200}}}
 REFLECT_BUDGET = 600  # tokens of evidence: the recall demo's 400, plus room for the opinion-relevant facts
 
 
@@ -83,7 +83,7 @@ def run(directory: str, *, llm: LLM | None = None, embedder: Embedder | None = N
         counts = Counter(stats.links)
         console.print("links: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
         console.print(f"stored in {directory}/hindsight.db; indexes in {directory}/banks/demo/")
-        show_recalls(bank, hs.config.recall.rrf_k)
+        show_recalls(bank, hs.config.recall.fusion.k)
         return show_reflect(bank, hs.llm is not None)
 
 

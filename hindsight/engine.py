@@ -67,10 +67,11 @@ class Hindsight:
         self.jobs = JobQueue()
         self._stopping = threading.Event()  # set by close(): background reasoning stops between items
         reflect = config.reflect
-        if self.llm is not None and reflect.background and (reflect.reinforce_enabled or reflect.observations_enabled):
+        reasons = reflect.reinforce.enabled or reflect.observations.enabled
+        if self.llm is not None and reflect.work.background and reasons:
             self.jobs.add_hook(self._reason_after_retain)  # opinion reinforcement and observations follow retain
         self.store = store or SQLiteStore(
-            self.path / "hindsight.db", config.store.sqlite_cache_mb, config.store.sqlite_mmap_mb
+            self.path / "hindsight.db", config.store.sqlite.cache_mb, config.store.sqlite.mmap_mb
         )
         # This process holds the directory: claims on queued work were left by one that died or closed.
         if released := self.store.release_pending():
@@ -157,7 +158,8 @@ class Hindsight:
 
     def _open_indexes(self, bank_id: str) -> BankIndexes:
         check_bank_embedder(bank_id, self.store.embedded_sample(bank_id), self.embedder.name)
-        return BankIndexes(self.store, bank_id, self.path / "banks" / bank_id, self.embedder.dim, self.config.store)
+        directory = self.path / "banks" / bank_id
+        return BankIndexes(self.store, bank_id, directory, self.embedder.dim, self.config.store.hnsw)
 
     def _check_open(self) -> None:
         if self._closed:

@@ -49,7 +49,7 @@ def reasoner(memdir: str, log_path: Path, round_no: int, seed: int, embedder: An
 
     rng = random.Random(seed)
     log = Log(log_path)
-    config = HindsightConfig.from_dict({"reflect": {"background": False, "batch_size": 2}})
+    config = HindsightConfig.from_dict({"reflect": {"work": {"background": False, "batch_size": 2}}})
     llm = RoutingLLM(delay=0.2)
     hs = Hindsight(memdir, config, llm=llm, embedder=embedder)
     bank = hs.bank("crash")

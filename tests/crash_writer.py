@@ -47,7 +47,7 @@ def writer(memdir: str, log_path: Path, round_no: int, seed: int, embedder: Any)
     rng = random.Random(seed)
     log = Log(log_path)
     # Snapshots after every few changes, so that kills also land in the middle of index saves.
-    config = HindsightConfig.from_dict({"store": {"hnsw_save_every": 3}})
+    config = HindsightConfig.from_dict({"store": {"hnsw": {"save_every": 3}}})
     hs = Hindsight(memdir, config=config, embedder=embedder)
     bank = hs.bank("crash")
     counter = 0

@@ -30,7 +30,7 @@ OPINIONS = json.dumps({"opinions": [
     {"opinion": "I think Alice has an active life.", "confidence": 0.5, "entities": ["Alice"]},
     {"opinion": "I think Alice keeps good company.", "confidence": 0.5, "entities": ["Alice"]},
 ]})  # fmt: skip
-CONFIG = {"reflect": {"background": False, "batch_size": 2, "observation_min_facts": 2}}
+CONFIG = {"reflect": {"work": {"background": False, "batch_size": 2}, "observations": {"min_facts": 2}}}
 
 
 def prepare(memdir: Path, minilm: Embedder, rng: random.Random) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from hindsight import Hindsight, HindsightConfig
+from hindsight.config import merged
 from hindsight.embed.base import Embedder
 from hindsight.errors import LLMRequestError
 from hindsight.jobs import RetainEvent
@@ -53,7 +54,8 @@ class HookedLLM(LLM):
 
 
 def _engine(memdir: Path, minilm: Embedder, llm: LLM | None, **reflect: object) -> Hindsight:
-    config = HindsightConfig.from_dict({"reflect": {"background": False, "reinforce_enabled": False, **reflect}})
+    base = {"work": {"background": False}, "reinforce": {"enabled": False}}
+    config = HindsightConfig.from_dict({"reflect": merged(base, reflect)})
     return Hindsight(memdir, config, llm=llm, embedder=minilm)
 
 
@@ -108,7 +110,7 @@ def test_an_old_queue_table_gains_the_claim_columns(tmp_path: Path) -> None:
 
 
 def test_retain_queues_its_work_in_its_own_transaction(memdir: Path, minilm: Embedder) -> None:
-    with _engine(memdir, minilm, FakeScriptedLLM([]), reinforce_enabled=True) as hs:
+    with _engine(memdir, minilm, FakeScriptedLLM([]), reinforce={"enabled": True}) as hs:
         result = hs.bank("b").retain("Alice joined Google.", timestamp="2024-05-01")
         queued = dict(hs.store._query("SELECT key, kind FROM pending_work WHERE bank_id='b'"))
         assert {u.id for u in result.units} | {e.id for e in hs.bank("b").entities()} == set(queued)
@@ -167,7 +169,7 @@ def test_transient_llm_failure_stops_the_run_and_keeps_the_work(memdir: Path, mi
 def test_reinforcement_never_weighs_a_fact_twice(memdir: Path, minilm: Embedder) -> None:
     """Neither a fact an opinion was formed from, nor one weighed by a run that stopped before finishing."""
     fake = FakeScriptedLLM([])
-    with _engine(memdir, minilm, fake, reinforce_enabled=True, observations_enabled=False) as hs:
+    with _engine(memdir, minilm, fake, reinforce={"enabled": True}, observations={"enabled": False}) as hs:
         bank = hs.bank("b")
         bank.retain("Alice works at Google. Bob works at Globex.", timestamp="2024-05-01", document_id="d1")
         fake.replies += [ANSWER, OPINIONS]
@@ -198,7 +200,7 @@ def test_close_during_a_slow_hook_waits_for_it_and_keeps_the_rest_queued(
         assert release.wait(60), "the test never released the LLM"
 
     llm = HookedLLM([OBSERVED] * 4, block)
-    hs = _engine(memdir, minilm, llm, background=True, observation_debounce_seconds=0)
+    hs = _engine(memdir, minilm, llm, work={"background": True}, observations={"debounce_seconds": 0})
     _retain_two_people(hs)
     queued = hs.store.pending_count("b")
     assert queued >= 2 and started.wait(60)  # the background run is inside its first LLM call
@@ -223,7 +225,8 @@ def test_close_during_a_slow_hook_waits_for_it_and_keeps_the_rest_queued(
 
 
 def test_close_with_an_idle_or_busy_queue_returns_and_rejects_new_events(memdir: Path, minilm: Embedder) -> None:
-    hs = _engine(memdir, minilm, FakeScriptedLLM([]), background=True, observation_debounce_seconds=3600)
+    hs = _engine(memdir, minilm, FakeScriptedLLM([]), work={"background": True},
+                 observations={"debounce_seconds": 3600})
     _retain_two_people(hs)  # the hook is waiting out the debounce: close cuts it short
     hs.close()
     hs.close()  # twice is fine

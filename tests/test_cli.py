@@ -27,7 +27,7 @@ def test_cli_retain_and_inspect(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "Denver" in capsys.readouterr().out
     assert main(["--dir", d, "entities", "b1"]) == 0
     assert "Globex" in capsys.readouterr().out
-    assert main(["--dir", d, "stats", "b1"]) == 0
+    assert main(["--dir", d, "--config", "preset:rerank-none", "stats", "b1"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["units"]["world"] == 1 and stats["links"]["entity"] == 0
 
@@ -41,6 +41,11 @@ def test_cli_errors_are_clean(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     bad.write_text("links: [")
     assert main(["--dir", d, "--config", str(bad), "stats", "x"]) == 2
     assert "malformed YAML" in capsys.readouterr().out
+    bad.write_text("recall:\n  rrf_k: 30\n")
+    assert main(["--dir", d, "--config", str(bad), "stats", "x"]) == 2
+    assert "recall.rrf_k is now recall.fusion.k" in " ".join(capsys.readouterr().out.split())
+    assert main(["--dir", d, "--config", "preset:no-such", "stats", "x"]) == 2
+    assert "unknown preset" in capsys.readouterr().out
 
 
 def test_demo_without_an_llm_recalls_and_says_how_to_get_one(

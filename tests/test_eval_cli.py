@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from eval import locomo, longmemeval
-from eval.hindsight_system import RECALL_SWITCH, recall_available, retain_key, system_config
+from eval.hindsight_system import recall_available, retain_key, system_config
 from hindsight.embed.base import Embedder
 from hindsight.errors import ConfigError
 
@@ -100,7 +100,7 @@ def test_hindsight_end_to_end(tmp_path: Path, minilm: Embedder) -> None:
         assert 0.0 <= report["metrics"]["session.recall_any@5"] <= 1.0
         assert "budget_evidence_recall@4096" in report["metrics"]
     ablation = _load(out.with_name("result.hindsight-no-graph.json"))["config"]["hindsight"]["recall"]
-    assert ablation[RECALL_SWITCH.format(channel="graph")] is False
+    assert "graph" not in ablation["channels"]
     # Both systems used the one bank retained into the shared memory directory.
     [memdir] = (tmp_path / "work").glob("hindsight-longmemeval-*")
     assert len(list((memdir / "banks").iterdir())) == 1
@@ -112,17 +112,22 @@ def test_hindsight_end_to_end(tmp_path: Path, minilm: Embedder) -> None:
 def test_config_file_shapes_the_hindsight_systems(tmp_path: Path) -> None:
     """--config sections reach the hindsight systems under the ablation switch; a config that changes retain gets
     its own memory directory, one that changes only recall shares it."""
-    retain_cfg = system_config("hindsight-no-graph", overrides={"extractor": {"window_turns": 1},
-                                                                "recall": {"graph_enabled": True, "rrf_k": 30}})
-    assert retain_cfg.extractor.window_turns == 1 and retain_cfg.recall.rrf_k == 30
-    assert retain_cfg.recall.graph_enabled is False  # the ablation wins
-    recall_only = system_config("hindsight", overrides={"recall": {"rrf_k": 30}})
+    overrides = {"retain": {"extract": {"max_unit_chars": 500}}, "recall": {"fusion": {"k": 30}}}
+    retain_cfg = system_config("hindsight-no-graph", overrides=overrides)
+    assert retain_cfg.retain.extract.max_unit_chars == 500 and retain_cfg.recall.fusion.k == 30
+    assert retain_cfg.recall.channels == ["semantic", "lexical", "temporal"]  # the ablation wins
+    assert overrides == {"retain": {"extract": {"max_unit_chars": 500}}, "recall": {"fusion": {"k": 30}}}  # unchanged
+    assert system_config("hindsight-no-lexical", overrides={"recall": {"channels": ["lexical", "graph"]}}).recall \
+        .channels == ["graph"]
+    recall_only = system_config("hindsight", overrides={"recall": {"fusion": {"k": 30}}})
     assert retain_key(recall_only) == retain_key(system_config("hindsight"))
     no_freeze = system_config("hindsight", overrides={"embedder": {"freeze_gc": False}})
     assert retain_key(no_freeze) == retain_key(system_config("hindsight"))  # the process's gc shapes no bank
     assert retain_key(retain_cfg) != retain_key(system_config("hindsight"))
     with pytest.raises(ConfigError):
         system_config("hindsight", overrides={"recall": {"no_such_switch": True}})
+    with pytest.raises(ConfigError, match=r"recall\.graph_enabled is now recall\.channels"):
+        system_config("hindsight", overrides={"recall": {"graph_enabled": False}})
 
 
 def test_hindsight_systems_embed_with_their_configured_backend(tmp_path: Path, minilm: Embedder) -> None:
@@ -205,8 +210,26 @@ def test_config_overrides_read_sections_and_refuse_other_yaml(tmp_path: Path) ->
 
     assert config_overrides(None) is None
     good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
-    good.write_text("recall:\n  rrf_k: 30\n")
+    good.write_text("recall:\n  fusion:\n    k: 30\n")
     bad.write_text("- recall\n")
-    assert config_overrides(good) == {"recall": {"rrf_k": 30}}
-    with pytest.raises(SystemExit, match="mapping of sections"):
+    assert config_overrides(good) == {"recall": {"fusion": {"k": 30}}}
+    assert config_overrides("preset:no-graph") == {"recall": {"channels": ["semantic", "lexical", "temporal"]}}
+    with pytest.raises(SystemExit, match="must be a mapping"):
         config_overrides(bad)
+
+
+def test_compare_runs_reports_each_kind_of_difference(tmp_path: Path) -> None:
+    from eval.compare_runs import compare, main
+
+    def report(*rows: tuple[str, list[str], float]) -> dict[str, Any]:
+        return {"system": "hindsight", "dataset": "locomo", "per_question": [
+            {"id": q, "metrics": {"r@10": m}, "detail": {"ranked_turns": turns}} for q, turns, m in rows]}
+
+    before = report(("q1", ["a", "b"], 1.0), ("q2", ["c"], 0.5))
+    assert compare(before, before).same
+    moved = compare(before, report(("q1", ["b", "a"], 1.0), ("q2", ["c"], 0.0), ("q3", [], 0.0)))
+    assert (moved.common, moved.ranking_differs, moved.metrics_differ, moved.only_in_one) == (2, ["q1"], ["q2"], ["q3"])
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(before))
+    b.write_text(json.dumps(report(("q1", ["b", "a"], 1.0), ("q2", ["c"], 0.5))))
+    assert main([str(a), str(a)]) == 0 and main([str(a), str(b)]) == 1

@@ -87,8 +87,9 @@ def test_locomo_answer_mode_grades_categories_1_to_4(tmp_path: Path, minilm: Emb
 
 def test_benchmark_banks_do_no_background_reasoning_and_pick_the_extractor() -> None:
     nlp = system_config("hindsight-no-graph")
-    assert nlp.extractor.backend == "nlp" and nlp.llm.backend == "none" and not nlp.recall.graph_enabled
-    assert not (nlp.reflect.background or nlp.reflect.reinforce_enabled or nlp.reflect.observations_enabled)
+    assert nlp.retain.extract.backend == "nlp" and nlp.llm.backend == "none" and not nlp.recall.uses("graph")
+    reflect = nlp.reflect
+    assert not (reflect.work.background or reflect.reinforce.enabled or reflect.observations.enabled)
     llm = system_config("hindsight", "llm")
-    assert llm.extractor.backend == "llm" and llm.llm == HindsightConfig().llm  # the configured LLM
-    assert not llm.reflect.observations_enabled
+    assert llm.retain.extract.backend == "llm" and llm.llm == HindsightConfig().llm  # the configured LLM
+    assert not llm.reflect.observations.enabled

@@ -76,7 +76,7 @@ class Responder(LLM):
 
 
 def _engine(memdir: Path, minilm: Embedder, llm: LLM | None) -> Hindsight:
-    config = HindsightConfig.from_dict({"reflect": {"background": False}})
+    config = HindsightConfig.from_dict({"reflect": {"work": {"background": False}}})
     return Hindsight(memdir, config, llm=llm, embedder=minilm)
 
 

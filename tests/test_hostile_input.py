@@ -454,7 +454,7 @@ def ctx(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder) -> Iterator[
     llm = SwitchLLM()
     hs = Hindsight(root / "nlp", embedder=minilm)
     llm_hs = Hindsight(
-        root / "llm", HindsightConfig.from_dict({"extractor": {"backend": "llm"}}), llm=llm, embedder=minilm
+        root / "llm", HindsightConfig.from_dict({"retain": {"extract": {"backend": "llm"}}}), llm=llm, embedder=minilm
     )
     seed(hs.bank("h"))
     llm_hs.bank("l")

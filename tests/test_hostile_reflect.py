@@ -233,7 +233,7 @@ CASES: list[Case] = [
 @pytest.fixture(scope="module")
 def ctx(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder) -> Iterator[Ctx]:
     llm = SwitchLLM()
-    config = HindsightConfig.from_dict({"reflect": {"background": False}})
+    config = HindsightConfig.from_dict({"reflect": {"work": {"background": False}}})
     hs = Hindsight(tmp_path_factory.mktemp("hostile-reflect") / "m", config, llm=llm, embedder=minilm)
     c = Ctx(hs, llm)
     seed(c.bank)

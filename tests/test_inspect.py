@@ -34,7 +34,7 @@ from hindsight.sample import load_sample
 
 # Short channel lists, so that on a bank this small the graph channel has units left to add (it only votes for
 # units the semantic channel did not list).
-SMALL_POOLS = HindsightConfig.model_validate({"recall": {"semantic_pool": 8, "lexical_pool": 8}})
+SMALL_POOLS = HindsightConfig.model_validate({"recall": {"fusion": {"pool": 8}}})
 MULTI_HOP = "Where does the brother who waited at the finish line work?"
 
 

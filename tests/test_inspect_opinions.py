@@ -37,7 +37,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder) -> Path:
     revised by her quitting (0.6); QUIET formed at 0.65 and never changed. (Forgetting a fact undoes the changes
     it caused; tests/test_forget_derived.py pins that, and the last test here shows it in a trajectory.)"""
     fake = FakeScriptedLLM([])
-    config = HindsightConfig.from_dict({"reflect": {"background": False, "observations_enabled": False}})
+    config = HindsightConfig.from_dict({"reflect": {"work": {"background": False}, "observations": {"enabled": False}}})
     path = tmp_path_factory.mktemp("opinions") / "mem"
     with Hindsight(path, config, llm=fake, embedder=minilm) as hs:
         bank = hs.bank("b")

@@ -139,16 +139,15 @@ def test_metered_llm_counts_per_bank() -> None:
 def test_engine_counts_llm_extraction_for_the_bank(tmp_path: Path, minilm: Embedder) -> None:
     reply = '{"facts": [{"what": "Ana adopted a cat named Miso.", "fact_type": "world", "entities": ["Ana"]}]}'
     fake = FakeScriptedLLM([reply])
-    config = HindsightConfig.from_dict({"extractor": {"backend": "llm"}})
+    config = HindsightConfig.from_dict({"retain": {"extract": {"backend": "llm"}}})
     with Hindsight(tmp_path / "m", config, llm=fake, embedder=minilm) as hs:
         hs.bank("a").retain([Message(speaker="Ana", content="I adopted a cat named Miso.", timestamp="2024-01-02")])
         assert hs.bank("a").llm_usage() == fake.total_usage and fake.total_usage.calls == 1
         assert hs.bank("b").llm_usage().calls == 0 and hs.llm_usage.total == fake.total_usage
 
 
-def test_example_configs_load_and_choose_their_backend() -> None:
-    root = Path(__file__).resolve().parents[1] / "configs"
-    endpoint = HindsightConfig.from_yaml(root / "llm-endpoint.yaml")
-    assert resolve_settings(endpoint.llm, {}).backend == "openai" and endpoint.extractor.backend == "llm"
-    local = HindsightConfig.from_yaml(root / "llm-local.yaml")
+def test_llm_presets_load_and_choose_their_backend() -> None:
+    endpoint = HindsightConfig.from_yaml("preset:llm-endpoint")
+    assert resolve_settings(endpoint.llm, {}).backend == "openai" and endpoint.retain.extract.backend == "llm"
+    local = HindsightConfig.from_yaml("preset:llm-local")
     assert (resolve_settings(local.llm, {}).backend, local.llm.model) == ("llamacpp", "qwen-1.5b")

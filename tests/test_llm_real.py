@@ -177,7 +177,7 @@ def test_in_process_model_forms_opinions_under_the_schema(local_llm: LlamaCppLLM
 
 
 def test_llm_extractor_retains_through_the_engine(local_llm: LlamaCppLLM, tmp_path: Path, minilm: Embedder) -> None:
-    config = HindsightConfig.from_dict({"extractor": {"backend": "llm"}})
+    config = HindsightConfig.from_dict({"retain": {"extract": {"backend": "llm"}}})
     with Hindsight(tmp_path / "m", config, llm=local_llm, embedder=minilm) as hs:
         bank = hs.bank("priya")
         result = bank.retain(

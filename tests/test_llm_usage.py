@@ -15,7 +15,8 @@ from tests.fake_llm import FakeScriptedLLM
 FACTS = '{"facts": [{"what": "Ana adopted a cat named Miso.", "fact_type": "world", "entities": ["Ana"]}]}'
 OPINIONS = json.dumps({"opinions": [{"opinion": "I think Ana loves Miso.", "reasoning": "she adopted him",
                                      "confidence": 0.6, "entities": ["Ana"]}]})
-CONFIG = {"extractor": {"backend": "llm"}, "reflect": {"background": False, "observations_enabled": False}}
+CONFIG = {"retain": {"extract": {"backend": "llm"}},
+          "reflect": {"work": {"background": False}, "observations": {"enabled": False}}}
 
 
 def test_bank_usage_survives_a_restart_and_counts_reflect(tmp_path: Path, minilm: Embedder) -> None:

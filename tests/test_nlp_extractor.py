@@ -4,7 +4,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from hindsight.config import ExtractorConfig
+from hindsight.config import ExtractConfig
 from hindsight.models import Document, Network, Turn
 from hindsight.retain.ner import SpacyNER, may_contain_name
 from hindsight.retain.nlp_extractor import NLPExtractor
@@ -24,7 +24,7 @@ def doc(*turns: tuple[str | None, str | None, str, datetime]) -> Document:
 
 @pytest.fixture(scope="module")
 def extractor() -> NLPExtractor:
-    return NLPExtractor(ExtractorConfig())
+    return NLPExtractor(ExtractConfig())
 
 
 def test_windows_pair_turns_and_break_on_day_change(extractor: NLPExtractor) -> None:
@@ -33,40 +33,27 @@ def test_windows_pair_turns_and_break_on_day_change(extractor: NLPExtractor) -> 
     assert [[t.turn_id for t in w] for w in extractor.windows(d.turns)] == [["t0", "t1"], ["t2"], ["t3"]]
 
 
-def test_only_an_assistant_reply_joins_the_turn_it_answers_by_default(extractor: NLPExtractor) -> None:
+def test_only_an_assistant_reply_joins_the_turn_it_answers(extractor: NLPExtractor) -> None:
     d = doc(("Ann", "user", "I adopted a beagle.", DAY1), ("Ava", "assistant", "Lovely!", DAY1),
             ("Ann", "user", "Her name is Pepper.", DAY1), ("Ann", "user", "She is two.", DAY1),
             ("Bob", None, "Cute.", DAY1), ("Ava", "assistant", "Indeed.", DAY1), ("Ava", "assistant", "More?", DAY1))
     assert [[t.turn_id for t in w] for w in extractor.windows(d.turns)] == [
         ["t0", "t1"], ["t2"], ["t3"], ["t4", "t5"], ["t6"]]
-    # Between people (no assistant), every turn is a unit of its own; "any" pairs consecutive turns.
+    # Between people (no assistant), every turn is a unit of its own.
     people = doc(("Ann", None, "Hi Bob.", DAY1), ("Bob", None, "Hi Ann.", DAY1), ("Ann", None, "How are you?", DAY1))
     assert [len(w) for w in extractor.windows(people.turns)] == [1, 1, 1]
-    any_turns = NLPExtractor(ExtractorConfig(window_join="any"))
-    assert [len(w) for w in any_turns.windows(people.turns)] == [2, 1]
 
 
-def test_question_breaks_keep_a_question_with_its_answer() -> None:
-    any_turns = NLPExtractor(ExtractorConfig(window_join="any"))
-    d = doc(("Ann", "user", "I got back from Lisbon.", DAY1), ("Ava", "assistant", "Nice! Did Bob enjoy it? :)", DAY1),
-            ("Ann", "user", "He loved the tram.", DAY1), ("Ava", "assistant", "Great.", DAY1),
-            ("Ann", "user", "Any tips?", DAY1), ("Ann", "user", "For Porto, I mean?", DAY1))
-    assert [[t.turn_id for t in w] for w in any_turns.windows(d.turns)] == [["t0", "t1"], ["t2", "t3"], ["t4", "t5"]]
-    breaking = NLPExtractor(ExtractorConfig(window_join="any", window_question_breaks=True))
-    # Ava's question opens the unit of Ann's answer; a question followed by the same speaker breaks nothing, and a
-    # question at the end has no answer to keep.
-    assert [[t.turn_id for t in w] for w in breaking.windows(d.turns)] == [["t0"], ["t1", "t2"], ["t3", "t4"],
-                                                                           ["t5"]]
+def test_a_short_turn_is_not_windowed_with_a_long_one(extractor: NLPExtractor) -> None:
+    question = "Which hiking boots did I buy?"
 
+    def windows(reply: str) -> list[list[str]]:
+        d = doc(("Ann", "user", question, DAY1), ("Ava", "assistant", reply, DAY1), ("Ann", "user", "Thanks!", DAY1),
+                ("Ava", "assistant", "Enjoy them.", DAY1))
+        return [[t.turn_id for t in w] for w in extractor.windows(d.turns)]
 
-def test_a_short_turn_is_not_windowed_with_a_long_one() -> None:
-    question, reply = "Which hiking boots did I buy?", "You bought the Trailmaster boots. " * 20  # ~680 chars
-    d = doc(("Ann", "user", question, DAY1), ("Ava", "assistant", reply, DAY1), ("Ann", "user", "Thanks!", DAY1),
-            ("Ava", "assistant", "Enjoy them.", DAY1))
-    wide = NLPExtractor(ExtractorConfig(window_max_chars=2000))
-    assert [[t.turn_id for t in w] for w in wide.windows(d.turns)] == [["t0", "t1"], ["t2", "t3"]]
-    short = NLPExtractor(ExtractorConfig(window_max_chars=500))
-    assert [[t.turn_id for t in w] for w in short.windows(d.turns)] == [["t0"], ["t1"], ["t2", "t3"]]
+    assert windows("You bought the Trailmaster boots. " * 20) == [["t0", "t1"], ["t2", "t3"]]  # ~710 chars
+    assert windows("You bought the Trailmaster boots. " * 30) == [["t0"], ["t1"], ["t2", "t3"]]  # over 1000
 
 
 def test_fact_has_speakers_entities_time_and_provenance(extractor: NLPExtractor) -> None:
@@ -83,16 +70,12 @@ def test_fact_has_speakers_entities_time_and_provenance(extractor: NLPExtractor)
     assert fact.network is Network.WORLD
 
 
-def test_by_default_ner_reads_the_people_only() -> None:
+def test_ner_reads_the_people_only() -> None:
     d = doc(("Ann", "user", "I flew to Paris with Bob Jones.", DAY1),
             ("Ava", "assistant", "Try a trip to London and Berlin.", DAY1))
-    ner_all = NLPExtractor(ExtractorConfig(assistant_entities=True))
-    people_only = NLPExtractor(ExtractorConfig())
-    names = {e.text for e in ner_all.extract(d)[0].entities}
-    assert {"London", "Berlin"} <= names
+    people_only = NLPExtractor(ExtractConfig())
     [fact] = people_only.extract(d)
-    assert {e.text for e in fact.entities} == {"Ann", "Ava", "Paris", "Bob Jones"}
-    assert people_only.ner.sentences_tagged < ner_all.ner.sentences_tagged
+    assert {e.text for e in fact.entities} == {"Ann", "Ava", "Paris", "Bob Jones"}  # not London or Berlin
     # An assistant's turn on its own still mentions the names the people named, when it repeats them.
     more = doc(("Ann", "user", "I flew to Paris with Bob Jones.", DAY1), ("Ava", "assistant", "Try Berlin.", DAY1),
                ("Ava", "assistant", "Did Bob Jones like Paris more than London?", DAY1))
@@ -160,42 +143,40 @@ def test_extract_many_matches_one_by_one(extractor: NLPExtractor) -> None:
     assert extractor.extract_many([]) == []
 
 
-def test_unit_quotes_the_question_its_first_turn_answers() -> None:
-    extractor = NLPExtractor(ExtractorConfig(window_join="any", context_chars=160))
+def test_unit_quotes_the_question_its_first_turn_answers(extractor: NLPExtractor) -> None:
     d = doc(("Ann", None, "I went hiking.", DAY1),
             ("Bob", None, "Nice! What motivated you to become a nurse? Tell me.", DAY1),
             ("Ann", None, "My mother was one; she inspired me.", DAY1),
             ("Bob", None, "That is lovely.", DAY1),
             ("Bob", None, "Anyway, bye.", DAY1))
-    first, second, third = extractor.extract(d)
-    assert first.lead is None
-    assert second.lead == "Bob: What motivated you to become a nurse?"
+    facts = extractor.extract(d)
+    assert facts[0].lead is None
+    assert facts[1].lead == "Ann: I went hiking."  # no question: the last sentences
+    assert facts[2].lead == "Bob: What motivated you to become a nurse?"
     # The quote is found with the unit but is not part of its text or provenance.
-    assert second.text == "Ann: My mother was one; she inspired me.\nBob: That is lovely."
-    assert second.source.turn_ids == ["t2", "t3"]
-    assert third.lead is None  # the same speaker goes on: nothing to answer
+    assert facts[2].text == "Ann: My mother was one; she inspired me."
+    assert facts[2].source.turn_ids == ["t2"]
+    assert facts[4].lead is None  # the same speaker goes on: nothing to answer
 
 
-def test_lead_prefers_the_last_question_and_respects_the_limit() -> None:
-    ext = NLPExtractor(ExtractorConfig(window_turns=1, context_chars=40))
-    long_question = "So tell me, after all these years of work and travel, what made you pick nursing?"
+def test_lead_prefers_the_last_question_and_respects_the_limit(extractor: NLPExtractor) -> None:
+    years = "after all these years of hard work, long night shifts and travel to faraway places"
+    long_question = f"So tell me, {years}, {years}, what made you pick nursing?"
     d = doc(("Ann", None, f"Nice. {long_question}", DAY1), ("Bob", None, "My mother.", DAY1),
             ("Bob", None, "Next day.", DAY2))
-    _, answer, next_day = ext.extract(d)
+    _, answer, next_day = extractor.extract(d)
     assert answer.lead is not None and answer.lead.startswith("Ann: ...")
     assert answer.lead.endswith("what made you pick nursing?")
-    assert len(answer.lead) <= len("Ann: ...") + 40
+    assert len(answer.lead) <= len("Ann: ...") + 160 < len(f"Ann: {long_question}")
     assert next_day.lead is None  # another day: not an answer to it
-    assert NLPExtractor(ExtractorConfig(context_chars=0)).extract(d)[1].lead is None  # 0: off
-    assert NLPExtractor(ExtractorConfig()).extract(d)[1].lead is not None  # on by default
 
 
 def test_the_lead_is_neither_embedded_nor_the_unit_text_but_changes_its_hash() -> None:
     from hindsight.retain.pipeline import embed_text, unit_hash, unit_metadata
 
-    extractor = NLPExtractor(ExtractorConfig(window_join="any", context_chars=160))
+    extractor = NLPExtractor(ExtractConfig())
     d = doc(("Ann", None, "Where do you run?", DAY1), ("Bob", None, "Hi.", DAY1), ("Ann", None, "By the lake.", DAY1))
-    fact = extractor.extract(d)[1]
+    fact = extractor.extract(d)[2]
     assert fact.lead == "Bob: Hi."
     assert embed_text(fact) == "Ann: By the lake. (on Sunday, June 9, 2024)"
     assert unit_metadata(fact)["lead"] == "Bob: Hi."
@@ -205,56 +186,51 @@ def test_the_lead_is_neither_embedded_nor_the_unit_text_but_changes_its_hash() -
     assert unit_hash(bare, embed_text(bare)) != unit_hash(fact, embed_text(fact))
 
 
-def test_a_unit_that_answers_the_closing_question_of_the_one_before_points_back_to_it() -> None:
-    extractor = NLPExtractor(ExtractorConfig(window_join="any"))
-    d = doc(("Ann", None, "I moved. Do you still run?", DAY1),  # a question inside a window: no link
-            ("Bob", None, "Every day. Where do you live now?", DAY1),
-            ("Ann", None, "In Denver.", DAY1),  # answers the question that closed the unit before
-            ("Bob", None, "Nice. Did you like it?", DAY1),
+def test_a_unit_that_answers_the_closing_question_of_the_one_before_points_back_to_it(
+    extractor: NLPExtractor,
+) -> None:
+    d = doc(("Ann", None, "I moved. Do you still run?", DAY1),
+            ("Bob", None, "Every day. Where do you live now?", DAY1),  # answers, and asks in turn
+            ("Ann", None, "In Denver.", DAY1),
+            ("Bob", None, "Nice. Did you like it?", DAY1),  # no question before it
             ("Bob", None, "Tell me.", DAY1),  # the same speaker goes on: no answer
             ("Ann", None, "Is it far?", DAY1),
             ("Bob", None, "Yes.", DAY2))  # another day: no answer
     facts = extractor.extract(d)
-    assert [f.source.turn_ids for f in facts] == [["t0", "t1"], ["t2", "t3"], ["t4", "t5"], ["t6"]]
-    assert [f.answers for f in facts] == [None, 0, None, None]
-    one_turn = NLPExtractor(ExtractorConfig(window_turns=1)).extract(d)
-    assert [f.answers for f in one_turn] == [None, 0, 1, None, None, None, None]
+    assert [f.answers for f in facts] == [None, 0, 1, None, None, None, None]
 
 
-def test_role_only_chat_messages_get_leads_and_replies() -> None:
-    extractor = NLPExtractor(ExtractorConfig(window_turns=1, context_chars=160))
+def test_role_only_chat_messages_get_leads_and_replies(extractor: NLPExtractor) -> None:
     d = doc((None, "user", "Can you suggest a hotel in Lisbon?", DAY1),
             (None, "assistant", "Try the Memmo Alfama. Do you want a view?", DAY1),
             (None, "user", "Yes, of the river. Is it quiet?", DAY1),
             (None, "user", "Sorry, I mean at night?", DAY1),
             (None, None, "A note without a speaker.", DAY1))
     facts = extractor.extract(d)
-    assert [f.lead for f in facts] == [None, "user: Can you suggest a hotel in Lisbon?",
-                                       "assistant: Do you want a view?", None, "user: Sorry, I mean at night?"]
-    # The user answers the assistant; the assistant's answer to the user is its own output, and the same role
-    # going on answers nothing.
-    assert [f.answers for f in facts] == [None, None, 1, None, None]
+    assert [f.source.turn_ids for f in facts] == [["t0", "t1"], ["t2"], ["t3"], ["t4"]]
+    assert [f.lead for f in facts] == [None, "assistant: Do you want a view?", None, "user: Sorry, I mean at night?"]
+    # The user answers the assistant; the same role going on answers nothing, nor does a turn without a speaker.
+    assert [f.answers for f in facts] == [None, 0, None, None]
 
 
-def test_a_long_unit_embeds_its_peoples_sentences_in_segments() -> None:
-    extractor = NLPExtractor(ExtractorConfig(segment_chars=60))
-    said = "I fixed the kitchen shelves. They were wobbly for months. By the way, I also replaced the toaster."
+def test_a_long_unit_embeds_its_peoples_sentences_in_segments(extractor: NLPExtractor) -> None:
+    said = ("I fixed the kitchen shelves that had been wobbly for months, and it took me the whole weekend. "
+            "They hold the heavy cookbooks now, and the jars of beans and rice that used to sit on the counter. "
+            "By the way, I also replaced the old toaster that burned everything with a new one from the market.")
     reply = "Great job on the shelves! " * 3
     long_fact, short_fact = extractor.extract(doc((None, "user", said, DAY1), (None, "assistant", reply, DAY1),
                                                   (None, "user", "Thanks.", DAY1)))
-    # The user's turn, as the unit shows it, in sentences packed to 60 characters; the assistant adds none.
-    assert long_fact.segments == ["user: I fixed the kitchen shelves.", "They were wobbly for months.",
-                                  "By the way, I also replaced the toaster."]
-    assert short_fact.segments == []  # within segment_chars: the unit's own embedding covers it
-    assert extractor.extract(doc((None, "assistant", reply, DAY1)))[0].segments == []
-    off = NLPExtractor(ExtractorConfig(segment_chars=None)).extract(doc((None, "user", said, DAY1)))
-    assert off[0].segments == []
+    # The user's turn, as the unit shows it, in whole sentences packed to 200 characters; the assistant adds none.
+    assert len(long_fact.segments) == 2 and all(len(s) <= 200 for s in long_fact.segments)
+    assert " ".join(long_fact.segments) == f"user: {said}"
+    assert short_fact.segments == []  # short: the unit's own embedding covers it
+    assert extractor.extract(doc((None, "assistant", reply * 4, DAY1)))[0].segments == []
 
 
 def test_segments_change_a_units_hash() -> None:
     from hindsight.retain.pipeline import embed_text, unit_hash
 
-    fact = NLPExtractor(ExtractorConfig(segment_chars=60)).extract(doc(("Ann", None, "One. " * 20, DAY1)))[0]
+    fact = NLPExtractor(ExtractConfig()).extract(doc(("Ann", None, "One. " * 60, DAY1)))[0]
     assert fact.segments
     bare = fact.model_copy(update={"segments": []})
     assert unit_hash(bare, embed_text(bare)) != unit_hash(fact, embed_text(fact))

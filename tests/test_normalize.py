@@ -71,17 +71,16 @@ def test_long_text_split_with_char_spans() -> None:
         assert clean_text(text[t.char_start : t.char_end]) == t.text
 
 
-def test_a_persons_messages_split_into_smaller_chunks_than_an_assistants() -> None:
+def test_every_speakers_long_messages_split_at_sentence_ends() -> None:
     long = " ".join(f"Sentence number {i} is here." for i in range(12))  # about 330 characters
     messages = [{"role": "user", "content": long}, {"role": "assistant", "content": long}, {"speaker": "Ann",
                                                                                              "content": long}]
     doc = normalize(messages, timestamp="2024-06-09", context=None, document_id=None, limits=LIMITS,
-                    max_unit_chars=2000, person_chunk_chars=120)
-    chunks = {tid: [t.text for t in doc.turns if t.turn_id == tid] for tid in ("t0", "t1", "t2")}
-    assert len(chunks["t1"]) == 1  # the assistant's message keeps max_unit_chars
-    for tid in ("t0", "t2"):  # a user's, and a named speaker's without a role
-        assert len(chunks[tid]) > 2 and all(len(c) <= 120 and c.endswith(".") for c in chunks[tid])
-        assert " ".join(chunks[tid]) == long
+                    max_unit_chars=120)
+    for tid in ("t0", "t1", "t2"):  # a user's, an assistant's, and a named speaker's without a role
+        chunks = [t.text for t in doc.turns if t.turn_id == tid]
+        assert len(chunks) > 2 and all(len(c) <= 120 and c.endswith(".") for c in chunks)
+        assert " ".join(chunks) == long
     unsplit = normalize(messages, timestamp="2024-06-09", context=None, document_id=None, limits=LIMITS,
                         max_unit_chars=2000)
     assert len(unsplit.turns) == 3

@@ -82,7 +82,7 @@ def test_private_spans_never_reach_the_llm(tmp_path: Path, minilm: Embedder, cap
         {"facts": [{"what": "Maya went hiking in Denver", "fact_type": "world", "entities": ["Maya", "Denver"]}]}
     )
     llm = FakeScriptedLLM([reply] * 10)
-    config = HindsightConfig.from_dict({"extractor": {"backend": "llm"}})
+    config = HindsightConfig.from_dict({"retain": {"extract": {"backend": "llm"}}})
     with Hindsight(tmp_path / "m", config, llm=llm, embedder=minilm) as hs:
         for content, kwargs in private_inputs():
             hs.bank("p").retain(content, timestamp="2024-05-01", **kwargs)

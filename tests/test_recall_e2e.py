@@ -15,7 +15,7 @@ from rich.console import Console
 
 from hindsight import Hindsight, InvalidInputError, LinkType, Message, Network
 from hindsight.bank import Bank
-from hindsight.config import HindsightConfig, RecallConfig
+from hindsight.config import ALL_CHANNELS, HindsightConfig
 from hindsight.embed.base import Embedder
 from hindsight.errors import ConfigError, ContentTooLargeError
 from hindsight.inspect import explain_recall
@@ -56,7 +56,7 @@ def bank(engine: Hindsight) -> Bank:
 
 
 def pipeline(hs: Hindsight, **recall: Any) -> RecallPipeline:
-    return RecallPipeline(HindsightConfig(recall=RecallConfig(**recall)), hs.store, hs.embedder)
+    return RecallPipeline(HindsightConfig().updated({"recall": recall}), hs.store, hs.embedder)
 
 
 def hit_with(result: RecallResult, text: str) -> tuple[int, RecallHit]:
@@ -86,7 +86,7 @@ def test_semantic_finds_a_paraphrase(bank: Bank) -> None:
 
 
 def test_graph_reaches_a_unit_through_an_entity_link(engine: Hindsight, bank: Bank) -> None:
-    p = pipeline(engine, semantic_pool=3, lexical_enabled=False, temporal_enabled=False, updates_enabled=False)
+    p = pipeline(engine, fusion={"pool": 3}, channels=["semantic", "graph"], updates={"enabled": False})
     result = p.recall(bank.indexes, "Who waited at the finish line with a sign?", query_time=QT)
     seeds = {h.unit.id for h in result.hits if channel(h, Channel.SEMANTIC)}
     graph_only = [h for h in result.hits if [c.channel for c in h.channels] == [Channel.GRAPH]]
@@ -158,19 +158,6 @@ def test_lexical_search_runs_while_the_query_is_embedded(
     assert {"embed", "lexical", "lexical_wait"} <= set(result.timings_ms)
 
 
-def test_lexical_max_df_leaves_out_a_common_name(engine: Hindsight, bank: Bank) -> None:
-    def lexical_texts(**recall: Any) -> list[str]:
-        result = pipeline(engine, semantic_enabled=False, graph_enabled=False, **recall).recall(
-            bank.indexes, "Bob beagle", query_time=QT, budget=10**6)
-        return [f"{h.unit.metadata.get('lead', '')} {h.unit.text}".lower() for h in result.hits
-                if channel(h, Channel.LEXICAL)]
-
-    every = lexical_texts()
-    assert any("beagle" not in t for t in every)  # "bob" alone finds units
-    rare = lexical_texts(lexical_max_df=0.2)  # Bob is in about a third of the sample's units, the beagle in two
-    assert rare and all("beagle" in t for t in rare) and len(rare) < len(every)
-
-
 def test_temporal_query_returns_the_period_first(bank: Bank) -> None:
     result = bank.recall("What did Maya do in April 2024?", query_time=QT)
     assert result.time_range is not None
@@ -190,9 +177,9 @@ def test_temporal_query_returns_the_period_first(bank: Bank) -> None:
     assert temporal and all(in_april(h) for h in temporal)
 
 
-def test_channels_switch_off_one_flag_each(engine: Hindsight, bank: Bank) -> None:
+def test_each_channel_can_be_left_out(engine: Hindsight, bank: Bank) -> None:
     for name in ("semantic", "lexical", "graph", "temporal"):
-        p = pipeline(engine, **{f"{name}_enabled": False})
+        p = pipeline(engine, channels=[c for c in ALL_CHANNELS if c != name])
         result = p.recall(bank.indexes, "What did Maya do in April 2024?", query_time=QT)
         assert result.hits and all(c.channel.value != name for h in result.hits for c in h.channels)
         assert name not in result.timings_ms or name == "semantic"  # graph seeds still need semantic search
@@ -208,7 +195,7 @@ def test_budget_is_respected(bank: Bank) -> None:
     assert all(h.tokens == counter.count(h.text) for h in everything.hits)
     assert everything.tokens_used == sum(h.tokens for h in everything.hits)
     smallest = min(h.tokens for h in everything.hits)
-    patience = HindsightConfig().recall.pack_patience
+    patience = HindsightConfig().recall.pack.patience
     for budget in (0, smallest - 1, smallest, 150, 600, 4096):
         result = bank.recall("Maya and Bob", budget=budget, query_time=QT)
         assert result.tokens_used == sum(h.tokens for h in result.hits) <= budget
@@ -217,25 +204,6 @@ def test_budget_is_respected(bank: Bank) -> None:
         assert [h.unit.id for h in result.hits] == [h.unit.id for h in expected]
     assert len(bank.recall("Maya and Bob", top_k=2, query_time=QT).hits) == 2
     assert bank.recall("Maya and Bob", top_k=0).hits == []
-
-
-def test_hit_max_tokens_hands_long_units_on_as_excerpts(engine: Hindsight, bank: Bank) -> None:
-    whole = bank.recall("Maya and Bob", budget=10**7, query_time=QT)
-    cap = 64
-    assert any(h.tokens > cap for h in whole.hits)
-    p = pipeline(engine, hit_max_tokens=cap)
-    cut = p.recall(bank.indexes, "Maya and Bob", budget=10**7, query_time=QT)
-    assert [h.unit.id for h in cut.hits] == [h.unit.id for h in whole.hits]  # the ranking is the same
-    for before, after in zip(whole.hits, cut.hits, strict=True):
-        assert after.excerpt == (before.tokens > cap)
-        assert after.tokens == TokenCounter().count(after.text)
-        if after.excerpt:
-            assert after.tokens <= cap and set(after.whole_turns) < set(after.unit.source.turn_ids)
-        else:
-            assert (after.text, after.whole_turns) == (before.text, before.unit.source.turn_ids)
-    packed = p.recall(bank.indexes, "Maya and Bob", budget=600, query_time=QT)
-    assert packed.tokens_used == sum(h.tokens for h in packed.hits) <= 600
-    assert len(packed.hits) > len(bank.recall("Maya and Bob", budget=600, query_time=QT).hits)
 
 
 def test_as_of_and_networks_filter_every_channel(bank: Bank) -> None:
@@ -255,8 +223,7 @@ def test_as_of_and_networks_filter_every_channel(bank: Bank) -> None:
 
 
 def test_filtered_semantic_search_looks_past_rejected_neighbours(engine: Hindsight, bank: Bank) -> None:
-    p = pipeline(engine, semantic_pool=1, filter_oversample=2, lexical_enabled=False, graph_enabled=False,
-                 temporal_enabled=False)
+    p = pipeline(engine, fusion={"pool": 1}, channels=["semantic"])
     result = p.recall(bank.indexes, "Maya finished the Boston Marathon", networks=["experience"], query_time=QT)
     assert [h.unit.network for h in result.hits] == [Network.EXPERIENCE]
     assert channel(result.hits[0], Channel.SEMANTIC) == 1
@@ -301,7 +268,7 @@ def test_knowledge_update_prefers_the_newer_state(bank: Bank) -> None:
     assert all(h.superseded_by is None for h in april.hits)
 
 
-def test_an_answer_follows_its_question(engine: Hindsight, bank: Bank) -> None:
+def test_an_answer_follows_its_question(engine: Hindsight, bank: Bank, monkeypatch: pytest.MonkeyPatch) -> None:
     query = "Does Maya still run along the river?"
     result = bank.recall(query, query_time=QT)
     q_rank, question = hit_with(result, "Do you still run along the river?")
@@ -316,13 +283,14 @@ def test_an_answer_follows_its_question(engine: Hindsight, bank: Bank) -> None:
     assert [link.dst for link in engine.store.links_of("sample", question.unit.id)
             if link.type is LinkType.REPLY and link.src == question.unit.id] == [answer.unit.id]
     # Off: no hit is placed as a reply, and the answer ranks where its channels put it.
-    off = pipeline(engine, reply_expand_top=0).recall(bank.indexes, query, query_time=QT)
+    monkeypatch.setattr(recall_pipeline, "EXPAND_TOP", 0)
+    off = pipeline(engine).recall(bank.indexes, query, query_time=QT)
     assert all(h.reply_to is None for h in off.hits)
     assert hit_with(off, "Every Saturday morning")[0] > hit_with(off, "Do you still run along the river?")[0] + 1
 
 
 def test_a_quoted_lead_is_searched_lexically_and_survives_an_index_rebuild(tmp_path: Path, minilm: Embedder) -> None:
-    config = HindsightConfig.from_dict({"extractor": {"window_turns": 1, "context_chars": 160}})
+    config = HindsightConfig()
     messages = [Message(speaker="Ann", content="Which novel moved you the most?"),
                 Message(speaker="Bob", content="Becoming Nicole, without a doubt.")]
     for attempt in range(2):
@@ -370,16 +338,21 @@ def test_async_twin(bank: Bank) -> None:
 # -- rerankers --------------------------------------------------------------------------------------
 
 
-def test_blend_reranker(engine: Hindsight, bank: Bank) -> None:
-    p = pipeline(engine, rerank="blend", rerank_top_n=10, reply_expand_top=0)  # no replies moved in from the tail
-    result = p.recall(bank.indexes, "What pet did Maya get?", query_time=QT, budget=10**6)
-    assert "beagle" in result.hits[0].unit.text
-    assert all(h.rerank_score is not None for h in result.hits[:10])
-    assert all(h.rerank_score is None for h in result.hits[10:])
+def assert_reranked_window(result: RecallResult, top_n: int) -> None:
+    """The first top_n fused candidates carry rerank scores and come first, but for the replies placed after their
+    questions (moved in from below the window, unscored); scores never rise down the list."""
+    scored = [h for h in result.hits if h.rerank_score is not None]
+    assert len(scored) == top_n
+    assert all(h.rerank_score is not None for h in result.hits[:top_n] if h.reply_to is None)
     for above, hit in zip(result.hits, result.hits[1:], strict=False):
         assert above.score >= hit.score
-    text = pipeline(engine, rerank="blend", blend_cosine_source="text", rerank_top_n=5)
-    assert text.recall(bank.indexes, "What pet did Maya get?", query_time=QT).hits[0].rerank_score is not None
+
+
+def test_blend_reranker(engine: Hindsight, bank: Bank) -> None:
+    p = pipeline(engine, rerank={"backend": "blend", "top_n": 10})
+    result = p.recall(bank.indexes, "What pet did Maya get?", query_time=QT, budget=10**6)
+    assert "beagle" in result.hits[0].unit.text
+    assert_reranked_window(result, 10)
 
 
 def tiny_cross_encoder(path: Path) -> Path:
@@ -399,14 +372,11 @@ def tiny_cross_encoder(path: Path) -> Path:
 
 def test_cross_encoder_reranker(engine: Hindsight, bank: Bank, tmp_path: Path) -> None:
     model = tiny_cross_encoder(tmp_path)
-    p = pipeline(engine, rerank="cross-encoder", rerank_model=str(model), rerank_top_n=8, reply_expand_top=0)
+    p = pipeline(engine, rerank={"backend": "cross-encoder", "model": str(model), "top_n": 8})
     result = p.recall(bank.indexes, "Where does Maya live?", query_time=QT, budget=10**6)
-    scored = [h.rerank_score for h in result.hits[:8]]
-    assert all(isinstance(s, float) for s in scored) and len(set(scored)) > 1
-    assert all(h.rerank_score is None for h in result.hits[8:])
-    for above, hit in zip(result.hits, result.hits[1:], strict=False):
-        assert above.score >= hit.score
-    missing = pipeline(engine, rerank="cross-encoder", rerank_model=str(tmp_path / "absent"))
+    assert_reranked_window(result, 8)
+    assert len({h.rerank_score for h in result.hits if h.rerank_score is not None}) > 1
+    missing = pipeline(engine, rerank={"backend": "cross-encoder", "model": str(tmp_path / "absent")})
     with pytest.raises(ConfigError, match="cross-encoder"):
         missing.recall(bank.indexes, "Where does Maya live?")
 

@@ -7,10 +7,9 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from hindsight.config import RecallConfig
 from hindsight.models import MemoryUnit, Network, Source
 from hindsight.recall.ranked import Candidate, Fused
-from hindsight.recall.updates import find_superseded
+from hindsight.recall.updates import WINDOW, find_superseded
 from hindsight.store.base import EntityRef
 
 T0 = datetime(2024, 3, 4, 18, tzinfo=timezone.utc)
@@ -62,8 +61,8 @@ def new(
     )
 
 
-def check(*cands: Candidate, query: str = QUERY, **config: object) -> dict[str, str]:
-    return find_superseded(query, Q, list(cands), RecallConfig(**config))
+def check(*cands: Candidate, query: str = QUERY) -> dict[str, str]:
+    return find_superseded(query, Q, list(cands))
 
 
 def test_a_newer_change_of_the_same_kind_of_value_supersedes_the_older_state() -> None:
@@ -94,17 +93,17 @@ def test_the_newer_must_name_what_the_query_asks_about_besides_the_old_value() -
     assert check(with_bob, new(), query="Does Maya still live in Boston?") == {"a": "b"}
 
 
-def test_the_relevance_and_cue_conditions_can_be_switched_off() -> None:
-    assert check(old(), new(vector=vec(0.4, 0.9, 0.17)), update_min_relevance=0.0) == {"a": "b"}
-    assert check(old(), new("Maya: Denver is lovely in June."), update_require_cue=False) == {"a": "b"}
+def test_a_newer_unit_far_from_the_query_or_stating_no_change_supersedes_nothing() -> None:
+    assert check(old(), new(vector=vec(0.4, 0.9, 0.17))) == {}
+    assert check(old(), new("Maya: Denver is lovely in June.")) == {}
 
 
 def test_without_a_query_vector_or_a_second_candidate_nothing_is_superseded() -> None:
-    assert find_superseded(QUERY, None, [old(), new()], RecallConfig()) == {}
+    assert find_superseded(QUERY, None, [old(), new()]) == {}
     assert check(old()) == {}
 
 
-def test_only_the_first_update_window_candidates_are_compared() -> None:
-    filler = [cand(f"f{i}", f"Maya: note {i}", [MAYA], T0, vec(0.5, 0.0, 0.86)) for i in range(3)]
-    assert check(old(), *filler, new(), update_window=4) == {}
-    assert check(old(), *filler, new(), update_window=5) == {"a": "b"}
+def test_only_the_first_window_candidates_are_compared() -> None:
+    filler = [cand(f"f{i}", f"Maya: note {i}", [MAYA], T0, vec(0.5, 0.0, 0.86)) for i in range(WINDOW - 1)]
+    assert check(old(), *filler, new()) == {}
+    assert check(old(), *filler[:-1], new()) == {"a": "b"}

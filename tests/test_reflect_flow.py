@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from hindsight import Hindsight, HindsightConfig, InvalidInputError, ReservedDocumentIdError, RetainRequest
+from hindsight.config import merged
 from hindsight.embed.base import Embedder
 from hindsight.errors import LLMError, LLMNotConfiguredError
 from hindsight.models import BankProfile, Disposition, LinkType, Network
@@ -30,7 +31,7 @@ def _opinions(*items: dict[str, object]) -> str:
 
 
 def _engine(memdir: Path, minilm: Embedder, llm: FakeScriptedLLM | None, **reflect: object) -> Hindsight:
-    config = HindsightConfig.from_dict({"reflect": {"background": False, **reflect}})
+    config = HindsightConfig.from_dict({"reflect": merged({"work": {"background": False}}, reflect)})
     return Hindsight(memdir, config, llm=llm, embedder=minilm)
 
 
@@ -41,7 +42,7 @@ def fake() -> FakeScriptedLLM:
 
 @pytest.fixture
 def engine(memdir: Path, minilm: Embedder, fake: FakeScriptedLLM) -> Iterator[Hindsight]:
-    hs = _engine(memdir, minilm, fake, observations_enabled=False)
+    hs = _engine(memdir, minilm, fake, observations={"enabled": False})
     bank = hs.bank("b")
     bank.retain("Alice started a new job at Google in Mountain View.", timestamp="2024-05-01", document_id="d1")
     bank.retain("Alice adopted a cat named Miso.", timestamp="2024-05-03", document_id="d2")
@@ -193,7 +194,7 @@ def test_retain_cannot_replace_derived_memory(engine: Hindsight, fake: FakeScrip
 
 def test_observations_regenerate_from_facts_and_cite_them(memdir: Path, minilm: Embedder) -> None:
     fake = FakeScriptedLLM([])
-    with _engine(memdir, minilm, fake, reinforce_enabled=False) as hs:
+    with _engine(memdir, minilm, fake, reinforce={"enabled": False}) as hs:
         bank = hs.bank("b")
         bank.retain("Alice started a new job at Google.", timestamp="2024-05-01", document_id="d1")
         bank.retain("Alice adopted a cat named Miso.", timestamp="2024-05-03", document_id="d2")
@@ -229,7 +230,8 @@ def test_observations_regenerate_from_facts_and_cite_them(memdir: Path, minilm: 
 
 def test_background_mode_works_the_queue_off_after_retain(memdir: Path, minilm: Embedder) -> None:
     fake = FakeScriptedLLM([])
-    config = HindsightConfig.from_dict({"reflect": {"observation_debounce_seconds": 0, "reinforce_enabled": False}})
+    reflect = {"observations": {"debounce_seconds": 0}, "reinforce": {"enabled": False}}
+    config = HindsightConfig.from_dict({"reflect": reflect})
     with Hindsight(memdir, config, llm=fake, embedder=minilm) as hs:
         bank = hs.bank("b")
         fake.replies.append(json.dumps({"observations": [{"text": "Alice works at Google.", "sources": [1, 2]}]}))

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from eval import longmemeval
 from eval.qa import QAModels
 from hindsight import BankProfile, Disposition, Hindsight, HindsightConfig, Network
+from hindsight.config import merged
 from hindsight.embed.base import Embedder
 from hindsight.llm.base import LLM, ChatMessage
 from hindsight.llm.local_models import installed_model
@@ -28,8 +29,8 @@ from hindsight.reflect.types import Verdict
 pytest.importorskip("llama_cpp")
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SMALL = {"answer_max_tokens": 120, "opinion_max_tokens": 160, "max_opinions": 2, "budget": 512,
-         "observation_max_tokens": 200, "reinforce_max_tokens": 160, "background": False}
+SMALL = {"answer": {"max_tokens": 120, "budget": 512}, "opinions": {"max_tokens": 160, "max_per_reflect": 2},
+         "observations": {"max_tokens": 200}, "reinforce": {"max_tokens": 160}, "work": {"background": False}}
 
 
 def _local(path: Path, seed: int = 0, threads: int = 1) -> LLM:
@@ -39,7 +40,7 @@ def _local(path: Path, seed: int = 0, threads: int = 1) -> LLM:
 
 
 def _engine(memdir: Path, minilm: Embedder, llm: LLM, **reflect: object) -> Hindsight:
-    config = HindsightConfig.from_dict({"reflect": {**SMALL, **reflect}})
+    config = HindsightConfig.from_dict({"reflect": merged(SMALL, reflect)})
     return Hindsight(memdir, config, llm=llm, embedder=minilm)
 
 
@@ -124,7 +125,7 @@ def qwen_large() -> Path:
 def test_reinforcement_follows_the_facts_with_qwen_1_5b(
     memdir: Path, minilm: Embedder, qwen_large: Path, fact: str, moves: str
 ) -> None:
-    with _engine(memdir, minilm, _local(qwen_large), observations_enabled=False) as hs:
+    with _engine(memdir, minilm, _local(qwen_large), observations={"enabled": False}) as hs:
         bank = hs.bank("b")
         bank.retain("Alice went hiking in Yosemite every weekend this summer.", timestamp="2024-08-01")
         [formed] = hs.reasoner.former.store_opinions(
@@ -165,7 +166,8 @@ def test_opposite_dispositions_form_opinions_in_the_stated_direction(
     skeptic_wins = believer_wins = 0
     judge = _local(qwen_large, threads=2)
     for seed in (1, 2, 3):
-        with _engine(memdir / str(seed), minilm, _local(qwen_large, seed, threads=2), max_opinions=1) as hs:
+        llm = _local(qwen_large, seed, threads=2)
+        with _engine(memdir / str(seed), minilm, llm, opinions={"max_per_reflect": 1}) as hs:
             said: dict[str, str] = {}
             for name, profile in profiles.items():
                 bank = hs.bank(name)

@@ -241,7 +241,7 @@ def test_popular_entity_does_not_create_all_pairs(hs: Hindsight) -> None:
     bank.retain(msgs, timestamp="2024-01-01")
     n = len(bank.units())
     entity_links = bank.stats().links["entity"]
-    assert entity_links <= n * hs.config.links.entity_neighbours
+    assert entity_links <= n * hs.config.retain.links.entity_neighbours
     assert entity_links < n * (n - 1) // 2
 
 

@@ -60,7 +60,6 @@ class VectorIndex(DerivedIndex):
 
 class LexicalIndex(DerivedIndex):
     @abstractmethod
-    def search(self, query: str, k: int, lead_weight: float = 1.0, max_docs: int | None = None) -> list[IndexHit]:
+    def search(self, query: str, k: int, lead_weight: float = 1.0) -> list[IndexHit]:
         """BM25-ranked labels for free text (never interpreted as query syntax), best first; words of a unit's
-        lead (the text it quotes from before it) count `lead_weight` times as much as words of its own text.
-        With `max_docs`, terms found in more units than that are left out, unless no other term is left."""
+        lead (the text it quotes from before it) count `lead_weight` times as much as words of its own text."""

@@ -118,19 +118,13 @@ class Fts5Index(LexicalIndex):
     def remove(self, labels: list[int], watermark: int) -> None:
         self._write("DELETE FROM fts WHERE rowid=?", [(x,) for x in labels], watermark)
 
-    def search(self, query: str, k: int, lead_weight: float = 1.0, max_docs: int | None = None) -> list[IndexHit]:
+    def search(self, query: str, k: int, lead_weight: float = 1.0) -> list[IndexHit]:
         # Every term is quoted, so user text is never parsed as FTS5 syntax.
         terms = ['"' + t.replace('"', '""') + '"' for t in query_terms(query)]
         if not terms or k <= 0:
             return []
         with self._lock:
             assert self._conn is not None, "load() or reset() first"
-            if max_docs is not None:
-                # Counting a term's units stops at max_docs + 1; it reads postings only, no document lengths.
-                rare = [t for t in terms if self._conn.execute(
-                    "SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)", (t, max_docs + 1)
-                ).fetchone()[0] <= max_docs]
-                terms = rare or terms
             match = " OR ".join(terms)
             rows = self._conn.execute(
                 "SELECT rowid, bm25(fts, 1.0, ?) AS rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?",

@@ -15,7 +15,7 @@ from typing import Any
 import hnswlib
 import numpy as np
 
-from hindsight.config import StoreConfig
+from hindsight.config import HnswConfig
 from hindsight.index.base import IndexHit, VectorIndex
 from hindsight.store.base import IndexedUnit
 
@@ -76,7 +76,7 @@ def _fsync_replace(tmp: Path, final: Path) -> None:
 class HnswIndex(VectorIndex):
     """Cosine HNSW over labels. Files: vectors.hnsw plus vectors.json (watermark, size, crc32)."""
 
-    def __init__(self, directory: Path, dim: int, config: StoreConfig) -> None:
+    def __init__(self, directory: Path, dim: int, config: HnswConfig) -> None:
         self.dir = directory
         self.dim = dim
         self.config = config
@@ -91,10 +91,10 @@ class HnswIndex(VectorIndex):
     def _new(self, capacity: int) -> Any:
         index = hnswlib.Index(space="ip", dim=self.dim)
         index.init_index(
-            max_elements=capacity, ef_construction=self.config.hnsw_ef_construction, M=self.config.hnsw_m,
+            max_elements=capacity, ef_construction=self.config.ef_construction, M=self.config.m,
             allow_replace_deleted=True,
         )
-        index.set_ef(self.config.hnsw_ef_search)
+        index.set_ef(self.config.ef_search)
         index.set_num_threads(1)
         return index
 
@@ -116,7 +116,7 @@ class HnswIndex(VectorIndex):
                 return False
             index = hnswlib.Index(space="ip", dim=self.dim)
             index.load_index(str(self.path), max_elements=int(meta["capacity"]), allow_replace_deleted=True)
-            index.set_ef(self.config.hnsw_ef_search)
+            index.set_ef(self.config.ef_search)
             index.set_num_threads(1)
             labels = set(int(x) for x in index.get_ids_list()) - set(int(x) for x in meta["deleted"])
         except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:

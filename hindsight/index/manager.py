@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hindsight.config import StoreConfig
+from hindsight.config import HnswConfig
 from hindsight.index.base import DerivedIndex, IndexHit
 from hindsight.index.fts import Fts5Index
 from hindsight.index.hnsw import HnswIndex
@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 class BankIndexes:
     """The vector and lexical index of one bank, brought up to date on open and after every write."""
 
-    def __init__(self, store: MemoryStore, bank_id: str, directory: Path, dim: int, config: StoreConfig) -> None:
+    def __init__(self, store: MemoryStore, bank_id: str, directory: Path, dim: int, config: HnswConfig) -> None:
         self.store = store
         self.bank_id = bank_id
         self.dir = directory
@@ -62,7 +62,7 @@ class BankIndexes:
                 return
             self._replay(self.vectors, [c for c in changes if c.seq > self.vectors.watermark])
             self._replay(self.lexical, [c for c in changes if c.seq > self.lexical.watermark])
-            if self.vectors.watermark - self._saved_watermark >= self.config.hnsw_save_every:
+            if self.vectors.watermark - self._saved_watermark >= self.config.save_every:
                 self.vectors.save()
                 self._saved_watermark = self.vectors.watermark
 
@@ -94,12 +94,9 @@ class BankIndexes:
     ) -> list[IndexHit]:
         return self.vectors.search(vector, k, allowed)
 
-    def search_lexical(
-        self, query: str, k: int, lead_weight: float = 1.0, max_df: float | None = None
-    ) -> list[IndexHit]:
-        """BM25 hits; with `max_df`, terms in more than that share of the bank's units are left out (see search)."""
-        max_docs = None if max_df is None else max(1, int(max_df * len(self.vectors)))
-        return self.lexical.search(query, k, lead_weight, max_docs)
+    def search_lexical(self, query: str, k: int, lead_weight: float = 1.0) -> list[IndexHit]:
+        """BM25 hits, best first (see LexicalIndex.search)."""
+        return self.lexical.search(query, k, lead_weight)
 
     def close(self) -> None:
         with self._sync_lock:

@@ -79,7 +79,7 @@ def cmd_explain(hs: Hindsight, args: argparse.Namespace) -> None:
     result = hs.bank(args.bank, create=False).recall(
         args.query, budget=args.budget, query_time=args.query_time, top_k=args.top_k
     )
-    explanation = explain_recall(result, rrf_k=hs.config.recall.rrf_k)
+    explanation = explain_recall(result, rrf_k=hs.config.recall.fusion.k)
     console.print(explain_table(explanation))
     if args.out:
         _viz("plots").plot_channel_contributions(explanation, args.out)

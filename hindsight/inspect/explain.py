@@ -14,7 +14,7 @@ from hindsight.inspect.entities import is_entity
 from hindsight.models import Network
 from hindsight.recall.types import Channel, ChannelHit, PathStep, RecallResult, TimeRange
 
-DEFAULT_RRF_K = RecallConfig().rrf_k
+DEFAULT_RRF_K = RecallConfig().fusion.k
 
 
 class ExplainedHit(BaseModel):

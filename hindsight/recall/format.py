@@ -67,12 +67,3 @@ class TokenCounter:
         cl100k_base's pre-tokenizer always ends a piece at the header's closing "]" before a space, so the sum is
         exact."""
         return self.count(header) + self.count(f" {text}")
-
-    def cut(self, text: str, max_tokens: int, suffix: str) -> str:
-        """The longest word-boundary prefix of text that, with suffix appended, counts at most max_tokens."""
-        words = text.split(" ")
-        tokens = self._get().encode_ordinary(text)[: max(max_tokens - self.count(suffix), 0)]
-        n = len(self._get().decode(tokens).split(" ")) - 1  # whole words in the token prefix
-        while n > 0 and self.count(" ".join(words[:n]) + suffix) > max_tokens:
-            n -= 1
-        return " ".join(words[:n]) + suffix

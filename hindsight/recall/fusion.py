@@ -11,12 +11,11 @@ from hindsight.recall.types import Channel, ChannelHit
 _CHANNEL_ORDER = {c: i for i, c in enumerate(Channel)}
 
 
-def rrf(
-    lists: Sequence[tuple[Channel, Sequence[RankedItem]]], k: int = 60, shared_ties: bool = True
-) -> list[Fused]:
+def rrf(lists: Sequence[tuple[Channel, Sequence[RankedItem]]], k: int = 60) -> list[Fused]:
     """Fuse ranked lists (each best first); the result does not depend on the order the lists come in.
 
-    With `shared_ties`, items of one list with equal scores share the rank of the first of them ("1, 2, 2, 4").
+    Items of one list with equal scores share the rank of the first of them ("1, 2, 2, 4"): their order in the list
+    is arbitrary (every unit of the day a dated query names scores alike in the temporal channel).
     A unit's channel hits are listed in Channel order; sums use math.fsum (exactly rounded, so independent of
     summation order); ties go to the better best rank, then to the unit id.
     """
@@ -24,7 +23,7 @@ def rrf(
     for channel, items in lists:
         rank = 0
         for position, item in enumerate(items, start=1):
-            tied = shared_ties and position > 1 and item.score == items[position - 2].score
+            tied = position > 1 and item.score == items[position - 2].score
             rank = rank if tied else position
             entry = entries.get(item.unit_id)
             if entry is None:

@@ -8,8 +8,8 @@ An entity link's stored weight is 1.0 whatever the entity; at recall it is scale
 rarest entity the two units share, `log(1 + N / df) / log(1 + N)` (N units in the bank, df of them mention the
 entity). Otherwise an entity in every unit (a conversation's speakers) would activate the whole bank equally.
 
-With `temporal_scope` "document", a temporal link spreads only between units retained from one document: units of
-two conversations that happen to be close in time need not be about the same thing.
+A temporal link spreads only between units retained from one document: units of two conversations that happen to be
+close in time need not be about the same thing.
 """
 
 from __future__ import annotations
@@ -17,10 +17,8 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Literal
 
-from hindsight.config import RecallConfig
+from hindsight.config import GraphConfig, GraphMu
 from hindsight.models import CausalKind, LinkType
 from hindsight.recall.ranked import RankedItem
 from hindsight.recall.types import PathStep
@@ -32,44 +30,18 @@ _Scored = tuple[float, float, GraphEdge]  # (weight * mu, mu, edge): an edge ran
 _STRONG_CAUSAL = frozenset({CausalKind.CAUSES.value, CausalKind.CAUSED_BY.value, None})
 
 
-@dataclass(frozen=True)
-class SpreadParams:
-    """The decay, cut-off, budgets and per-type multipliers of one spreading activation."""
-
-    decay: float = 0.8
-    min_activation: float = 0.1
-    max_hops: int = 3
-    max_nodes: int = 200
-    max_fanout: int = 32
-    max_expand: int | None = 16
-    mu_entity: float = 1.2
-    mu_causal: float = 2.0
-    mu_causal_weak: float = 1.5
-    mu_semantic: float = 1.0
-    mu_temporal: float = 0.8
-    temporal_scope: Literal["bank", "document"] = "document"
-
-    @classmethod
-    def from_config(cls, c: RecallConfig) -> SpreadParams:
-        return cls(
-            decay=c.graph_decay, min_activation=c.graph_min_activation, max_hops=c.graph_max_hops,
-            max_nodes=c.graph_max_nodes, max_fanout=c.graph_max_fanout, max_expand=c.graph_max_expand,
-            mu_entity=c.graph_mu_entity, mu_causal=c.graph_mu_causal, mu_causal_weak=c.graph_mu_causal_weak,
-            mu_semantic=c.graph_mu_semantic, mu_temporal=c.graph_mu_temporal, temporal_scope=c.graph_temporal_scope,
-        )
-
-    def mu(self, edge: GraphEdge) -> float:
-        """The multiplier of an edge's link type (and causal subtype)."""
-        if edge.type is LinkType.ENTITY:
-            return self.mu_entity
-        if edge.type is LinkType.CAUSAL:
-            return self.mu_causal if edge.subtype in _STRONG_CAUSAL else self.mu_causal_weak
-        if edge.type is LinkType.SEMANTIC:
-            return self.mu_semantic
-        return self.mu_temporal  # temporal and reply links: neighbours in time
+def mu(edge: GraphEdge, m: GraphMu) -> float:
+    """The multiplier of an edge's link type (and causal subtype)."""
+    if edge.type is LinkType.ENTITY:
+        return m.entity
+    if edge.type is LinkType.CAUSAL:
+        return m.causal if edge.subtype in _STRONG_CAUSAL else m.causal_weak
+    if edge.type is LinkType.SEMANTIC:
+        return m.semantic
+    return m.temporal  # temporal and reply links: neighbours in time
 
 
-def spread(seeds: Sequence[RankedItem], neighbours: Neighbours, params: SpreadParams) -> list[RankedItem]:
+def spread(seeds: Sequence[RankedItem], neighbours: Neighbours, params: GraphConfig) -> list[RankedItem]:
     """Activated units, seeds included (a seed's path is itself), by activation, then hops, then label."""
     activation: dict[int, float] = {}
     paths: dict[int, list[PathStep]] = {}
@@ -87,8 +59,8 @@ def spread(seeds: Sequence[RankedItem], neighbours: Neighbours, params: SpreadPa
             break
         best: dict[int, tuple[float, GraphEdge]] = {}
         for src, group in _strongest(neighbours(frontier), frontier, params):
-            for _, mu, edge in group:
-                a = activation[src] * edge.weight * params.decay * mu
+            for _, m, edge in group:
+                a = activation[src] * edge.weight * params.decay * m
                 if a < params.min_activation:
                     break  # the group is strongest first: the rest cannot reach the cut-off either
                 if a <= activation.get(edge.dst, 0.0):
@@ -110,16 +82,16 @@ def spread(seeds: Sequence[RankedItem], neighbours: Neighbours, params: SpreadPa
     return [RankedItem(label, paths[label][-1].unit_id, activation[label], paths[label]) for label in reached]
 
 
-def _strongest(edges: list[GraphEdge], frontier: list[int], params: SpreadParams) -> list[tuple[int, list[_Scored]]]:
+def _strongest(edges: list[GraphEdge], frontier: list[int], params: GraphConfig) -> list[tuple[int, list[_Scored]]]:
     """Per frontier unit, at most `max_fanout` of its edges as (weight * mu, mu, edge), strongest first."""
     by_src: dict[int, list[_Scored]] = {label: [] for label in frontier}
     for edge in edges:
-        if edge.cross_document and edge.type is LinkType.TEMPORAL and params.temporal_scope == "document":
+        if edge.cross_document and edge.type is LinkType.TEMPORAL:
             continue
         group = by_src.get(edge.src)
         if group is not None:
-            mu = params.mu(edge)
-            group.append((edge.weight * mu, mu, edge))
+            m = mu(edge, params.mu)
+            group.append((edge.weight * m, m, edge))
     out = []
     for label in frontier:
         group = by_src[label]
@@ -161,14 +133,14 @@ class EntityCounts:
 
 
 def store_neighbours(
-    store: MemoryStore, bank_id: str, unit_filter: UnitFilter, bank_size: int, counts: EntityCounts | None
+    store: MemoryStore, bank_id: str, unit_filter: UnitFilter, bank_size: int, counts: EntityCounts
 ) -> Neighbours:
-    """Neighbours read from the store; with `counts`, entity links are scaled by entity specificity."""
+    """Neighbours read from the store, entity links scaled by entity specificity."""
 
     def neighbours(labels: list[int]) -> list[GraphEdge]:
         edges = store.neighbour_links(bank_id, labels, unit_filter)
         entity_edges = [e for e in edges if e.type is LinkType.ENTITY]
-        if counts is None or not entity_edges:
+        if not entity_edges:
             return edges
         df = counts.get(bank_id, {x for e in entity_edges for x in e.shared_entities})
         spec = {x: specificity(n, bank_size) for x, n in df.items()}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hindsight.index.manager import BankIndexes
-from hindsight.recall.ranked import RankedItem, resolve_hits
+from hindsight.recall.ranked import OVERSAMPLE, RankedItem, resolve_hits
 from hindsight.store.base import MemoryStore, UnitFilter
 
 # FTS5 floors the IDF of a term found in most units at 1e-6, so a unit that matches only such terms scores
@@ -12,20 +12,20 @@ _MIN_SCORE = 1e-4
 # When the filter rejects most hits, one wider search follows; FTS5 scores every match anyway, so a larger
 # limit costs little more than resolving the extra labels.
 _WIDEN = 16
+# A unit's lead quotes another speaker: its words help find the unit, but less than the unit's own. Not tuned.
+LEAD_WEIGHT = 0.5
 
 
 def lexical_search(
-    store: MemoryStore, indexes: BankIndexes, query: str, pool: int, unit_filter: UnitFilter, oversample: int,
-    lead_weight: float = 1.0, max_df: float | None = None,
+    store: MemoryStore, indexes: BankIndexes, query: str, pool: int, unit_filter: UnitFilter
 ) -> list[RankedItem]:
-    """Up to `pool` units by BM25 score, best first, all passing the filter (a lead's words weigh lead_weight;
-    terms in more than `max_df` of the units are left out while a rarer one remains)."""
+    """Up to `pool` units by BM25 score, best first, all passing the filter."""
 
     def search(k: int) -> tuple[list[RankedItem], bool]:
-        hits = [h for h in indexes.search_lexical(query, k, lead_weight, max_df) if h.score >= _MIN_SCORE]
+        hits = [h for h in indexes.search_lexical(query, k, LEAD_WEIGHT) if h.score >= _MIN_SCORE]
         return resolve_hits(store, indexes.bank_id, hits, unit_filter), len(hits) >= k
 
-    k = pool * oversample if unit_filter.active else pool
+    k = pool * OVERSAMPLE if unit_filter.active else pool
     items, more = search(k)
     if unit_filter.active and len(items) < pool and more:
         items, _ = search(k * _WIDEN)

@@ -16,14 +16,13 @@ import numpy as np
 from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder
 from hindsight.index.manager import BankIndexes
-from hindsight.recall.excerpt import excerpt
 from hindsight.recall.format import TokenCounter, hit_header
 from hindsight.recall.fusion import rrf
-from hindsight.recall.graph import EntityCounts, SpreadParams, spread, store_neighbours
+from hindsight.recall.graph import EntityCounts, spread, store_neighbours
 from hindsight.recall.lexical import lexical_search
 from hindsight.recall.pack import pack
 from hindsight.recall.ranked import Candidate, Fused, RankedItem
-from hindsight.recall.replies import place_replies
+from hindsight.recall.replies import EXPAND_TOP, place_replies
 from hindsight.recall.request import RecallRequest, make_request
 from hindsight.recall.rerank import Reranker, RerankQuery, asks_latest, make_reranker
 from hindsight.recall.semantic import semantic_search
@@ -57,11 +56,11 @@ class RecallPipeline:
 
     def __init__(self, config: HindsightConfig, store: MemoryStore, embedder: CachedEmbedder) -> None:
         self.config = config.recall
+        self.max_query_chars = config.limits.max_query_chars
         self.store = store
         self.embedder = embedder
         self.tokens = TokenCounter()
-        self.spread_params = SpreadParams.from_config(self.config)
-        self.entity_counts = EntityCounts(store) if self.config.graph_entity_specificity else None
+        self.entity_counts = EntityCounts(store)
         self._reranker: Reranker | None = None
         self._lock = threading.Lock()
         # The lexical search needs no query vector, so it runs while the query is embedded (both release the GIL).
@@ -76,7 +75,7 @@ class RecallPipeline:
         """The configured reranker, built (a cross-encoder loaded) on first use."""
         with self._lock:
             if self._reranker is None:
-                self._reranker = make_reranker(self.config, lambda texts: self.embedder.embed(texts)[0])
+                self._reranker = make_reranker(self.config.rerank)
             return self._reranker
 
     def recall(
@@ -84,7 +83,7 @@ class RecallPipeline:
         as_of: Any = None, top_k: Any = None,
     ) -> RecallResult:
         """Recall from the bank whose indexes these are; the arguments are those of `Bank.recall`."""
-        req = make_request(query, budget, networks, query_time, as_of, top_k, self.config.max_query_chars)
+        req = make_request(query, budget, networks, query_time, as_of, top_k, self.max_query_chars)
         timer = _Timer()
         start = time.perf_counter()
         result = RecallResult(query=req.text, query_time=req.query_time, as_of=req.as_of, budget=req.budget,
@@ -95,8 +94,9 @@ class RecallPipeline:
         reranker = self.reranker
         fused, vector, result.time_range = self._channels(indexes, req, reranker, timer)
         result.candidates = len(fused)
-        window, tail = fused[: self.config.rerank_top_n], fused[self.config.rerank_top_n :]
-        updates = self.config.updates_enabled
+        top_n = self.config.rerank.top_n
+        window, tail = fused[:top_n], fused[top_n:]
+        updates = self.config.updates.enabled
         with timer("load"):
             cands = self._load(indexes.bank_id, window, req, with_vectors=reranker.needs_vectors or updates,
                                with_entities=updates)
@@ -109,13 +109,13 @@ class RecallPipeline:
         with timer("updates"):
             # A query about a period asks for what held then, not for the current state.
             asks_period = result.time_range is not None
-            superseded = find_superseded(req.text, vector, cands, self.config) if updates and not asks_period else {}
+            superseded = find_superseded(req.text, vector, cands) if updates and not asks_period else {}
             cands = order_updates(cands, superseded)
         with timer("replies"):
             cands, tail, reply_to = self._replies(indexes.bank_id, cands, tail, req)
         with timer("pack"):
             ranked = self._hits(indexes.bank_id, cands, tail, req, rerank_scores, superseded, reply_to)
-            hits, used = pack(ranked, req.budget, req.top_k, self.config.pack_patience)
+            hits, used = pack(ranked, req.budget, req.top_k, self.config.pack.patience)
             _settle_scores(hits)
         result.hits, result.tokens_used = hits, used
         timer.ms["total"] = (time.perf_counter() - start) * 1000.0
@@ -130,26 +130,27 @@ class RecallPipeline:
         """Run the enabled channels and fuse them; also the query embedding and time range, when there are.
         The graph channel needs semantic seeds even when the semantic channel itself is off."""
         c, f, bank_id = self.config, req.unit_filter, indexes.bank_id
+        pool = c.fusion.pool
         lists: list[tuple[Channel, Sequence[RankedItem]]] = []
         lexical: Future[list[RankedItem]] | None = None
-        if c.lexical_enabled:
+        if c.uses("lexical"):
             lexical = self._side.submit(self._lexical, indexes, req, timer)
         vector = None
-        if c.semantic_enabled or c.graph_enabled or c.updates_enabled or reranker.needs_query_vector:
+        if c.uses("semantic") or c.uses("graph") or c.updates.enabled or reranker.needs_query_vector:
             with timer("embed"):
                 vector = self.embedder.embed([req.text])[0][0]
         semantic: list[RankedItem] = []
-        if c.semantic_enabled or c.graph_enabled:
+        if c.uses("semantic") or c.uses("graph"):
             with timer("semantic"):
                 assert vector is not None
-                semantic = semantic_search(self.store, indexes, vector, c.semantic_pool, f, c.filter_oversample)
-            if c.semantic_enabled:
+                semantic = semantic_search(self.store, indexes, vector, pool, f)
+            if c.uses("semantic"):
                 lists.append((Channel.SEMANTIC, semantic))
-        if c.graph_enabled:
+        if c.uses("graph"):
             with timer("graph"):
                 neighbours = store_neighbours(self.store, bank_id, f, len(indexes.vectors), self.entity_counts)
-                graph = spread(semantic[: c.graph_seeds], neighbours, self.spread_params)
-                if c.semantic_enabled:
+                graph = spread(semantic[: c.graph.seeds], neighbours, c.graph)
+                if c.uses("semantic"):
                     # The graph votes only for units the semantic channel did not list. Activation flows from the
                     # semantic hits, so a second vote for them counts one piece of evidence twice; on the LoCoMo
                     # dev conversations that lost 7 points of evidence recall@10.
@@ -157,24 +158,21 @@ class RecallPipeline:
                     graph = [item for item in graph if item.unit_id not in listed]
                 lists.append((Channel.GRAPH, graph))
         time_range = None
-        if c.temporal_enabled:
+        if c.uses("temporal"):
             with timer("temporal"):
-                time_range = query_time_range(req.text, req.query_time, c.temporal_vague)
+                time_range = query_time_range(req.text, req.query_time)
                 if time_range is not None:
-                    lists.append((Channel.TEMPORAL, temporal_search(
-                        self.store, bank_id, time_range, c.temporal_pool, c.temporal_margin_days, f)))
+                    lists.append((Channel.TEMPORAL, temporal_search(self.store, bank_id, time_range, pool, f)))
         if lexical is not None:
             with timer("lexical_wait"):
                 lists.append((Channel.LEXICAL, lexical.result()))
         with timer("fusion"):
-            fused = rrf(lists, c.rrf_k, c.rrf_tied_ranks == "shared")
+            fused = rrf(lists, c.fusion.k)
         return fused, vector, time_range
 
     def _lexical(self, indexes: BankIndexes, req: RecallRequest, timer: _Timer) -> list[RankedItem]:
-        c = self.config
         with timer("lexical"):
-            return lexical_search(self.store, indexes, req.text, c.lexical_pool, req.unit_filter, c.filter_oversample,
-                                  c.lexical_lead_weight, c.lexical_max_df)
+            return lexical_search(self.store, indexes, req.text, self.config.fusion.pool, req.unit_filter)
 
     def _load(
         self, bank_id: str, fused: Sequence[Fused], req: RecallRequest, with_vectors: bool = False,
@@ -202,8 +200,8 @@ class RecallPipeline:
     ) -> tuple[list[Candidate], list[Fused], dict[str, str]]:
         """The window with the replies of its top questions placed after them (replies.py), the tail without the
         replies moved into the window, and which question each placed reply answers."""
-        top = self.config.reply_expand_top
-        links = self.store.reply_links(bank_id, [c.fused.label for c in cands[:top]], req.unit_filter) if top else []
+        top = EXPAND_TOP
+        links = self.store.reply_links(bank_id, [c.fused.label for c in cands[:top]], req.unit_filter)
         if not links:
             return cands, tail, {}
         replies: dict[int, list[int]] = {}
@@ -238,12 +236,11 @@ class RecallPipeline:
         self, cand: Candidate, rerank_score: float | None, superseded_by: str | None, reply_to: str | None
     ) -> RecallHit:
         e = cand.fused
-        cut = excerpt(cand.header, cand.unit.text, cand.unit.source.turn_ids, self.config.hit_max_tokens, self.tokens)
         return RecallHit(
-            unit=cand.unit, text=cut.text, tokens=cut.tokens, excerpt=cut.cut, whole_turns=cut.whole_turns,
-            channels=e.channels, fused_score=e.score, rerank_score=rerank_score,
-            score=rerank_score if rerank_score is not None else e.score, path=e.path, superseded_by=superseded_by,
-            reply_to=reply_to,
+            unit=cand.unit, text=f"{cand.header} {cand.unit.text}",
+            tokens=self.tokens.count_hit(cand.header, cand.unit.text), channels=e.channels, fused_score=e.score,
+            rerank_score=rerank_score, score=rerank_score if rerank_score is not None else e.score, path=e.path,
+            superseded_by=superseded_by, reply_to=reply_to,
         )
 
 

@@ -11,6 +11,9 @@ from hindsight.models import MemoryUnit
 from hindsight.recall.types import ChannelHit, PathStep
 from hindsight.store.base import EntityRef, MemoryStore, UnitFilter
 
+# Index hits fetched per wanted hit when a filter (networks, as_of) applies.
+OVERSAMPLE = 4
+
 
 @dataclass
 class RankedItem:

@@ -3,12 +3,15 @@
 In a conversation the answer to "Which book was your favourite?" is the next turn ("Becoming Nicole"), which
 shares few words with a query about it; the question shares many. Retain links each question unit to the unit
 that answers it (a `reply` link); recall places that unit right after its question when the question is among
-the first `reply_expand_top` hits, unless the answer already ranks above it.
+the first `EXPAND_TOP` hits, unless the answer already ranks above it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+
+# Top hits whose replies are placed right after them. Not tuned.
+EXPAND_TOP = 10
 
 
 def place_replies(labels: Sequence[int], replies: Mapping[int, Sequence[int]], top: int) -> list[int]:

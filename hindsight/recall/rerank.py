@@ -1,12 +1,11 @@
-"""Rerankers of the fused top candidates, chosen by `recall.rerank`.
+"""Rerankers of the fused top candidates, chosen by `recall.rerank.backend`.
 
 - `none`: no rerank scores; the fused (RRF) order stands.
-- `blend` (offline): `w_rrf * fused / max_fused + w_cos * cosine(query, unit) + w_lex * bm25 / max_bm25 +
+- `blend` (offline, the default): `w_rrf * fused / max_fused + w_cos * cosine(query, unit) + w_lex * bm25 / max_bm25 +
   w_time * temporal / max_temporal + w_recency * recency`, where the cosine is taken against the unit's stored
-  embeddings (the best of its text with its date and its segments, extractor.segment_chars) or against the
-  embedded hit text, bm25 and temporal are the unit's scores in those channels (0 when a channel did not find
-  it), and recency (0 for the oldest candidate .. 1 for the newest, by mention time) counts only when the query
-  asks for the current state ("now", "currently", "latest", ...).
+  embeddings (the best of its text with its date and its segments), bm25 and temporal are the unit's scores in
+  those channels (0 when a channel did not find it), and recency (0 for the oldest candidate .. 1 for the newest,
+  by mention time) counts only when the query asks for the current state ("now", "currently", "latest", ...).
 - `cross-encoder`: a sentence-transformers CrossEncoder (the paper's ms-marco-MiniLM-L-6-v2, from a path or a
   model name the local Hugging Face cache holds) scores (query, hit text) pairs.
 """
@@ -18,13 +17,13 @@ import os
 import re
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from hindsight.config import RecallConfig
+from hindsight.config import RerankConfig
 from hindsight.errors import ConfigError
 from hindsight.recall.ranked import Candidate
 from hindsight.recall.types import Channel
@@ -75,23 +74,28 @@ class KeepOrder(Reranker):
         return None
 
 
+@dataclass(frozen=True)
+class BlendWeights:
+    """The blend's weights. RRF keeps only ranks; the other terms bring back how strong a match is. Recency counts
+    for latest-state queries only. Not tuned: every term 1, recency less."""
+
+    rrf: float = 1.0
+    cosine: float = 1.0
+    lexical: float = 1.0
+    temporal: float = 1.0
+    recency: float = 0.3
+
+
 class BlendReranker(Reranker):
-    """Fused score, query-unit cosine and (for latest-state queries) recency, weighted."""
+    """Fused score, query-unit cosine, channel scores and (for latest-state queries) recency, weighted."""
 
     name = "blend"
 
-    def __init__(self, config: RecallConfig, embed: Callable[[list[str]], np.ndarray] | None = None) -> None:
-        self.w_rrf = config.blend_rrf_weight
-        self.w_cos = config.blend_cosine_weight
-        self.channel_weights = [(Channel.LEXICAL, config.blend_lexical_weight),
-                                (Channel.TEMPORAL, config.blend_temporal_weight)]
-        self.w_recency = config.blend_recency_weight
-        self.source = config.blend_cosine_source
-        if self.source == "text" and embed is None:
-            raise ConfigError("blend reranking on the hit text needs an embedder")
-        self.embed = embed
-        self.needs_vectors = self.source == "stored" and self.w_cos > 0
-        self.needs_query_vector = self.w_cos > 0
+    def __init__(self, weights: BlendWeights | None = None) -> None:
+        w = weights or BlendWeights()
+        self.w_rrf, self.w_cos, self.w_recency = w.rrf, w.cosine, w.recency
+        self.channel_weights = [(Channel.LEXICAL, w.lexical), (Channel.TEMPORAL, w.temporal)]
+        self.needs_vectors = self.needs_query_vector = self.w_cos > 0
 
     def scores(self, query: RerankQuery, candidates: Sequence[Candidate]) -> list[float] | None:
         if not candidates:
@@ -99,7 +103,7 @@ class BlendReranker(Reranker):
         top = max(c.fused.score for c in candidates) or 1.0
         out = np.array([self.w_rrf * c.fused.score / top for c in candidates])
         if self.w_cos > 0 and query.vector is not None:
-            out += self.w_cos * self._cosines(query.vector, candidates)
+            out += self.w_cos * np.array([_stored_cosine(c, query.vector) for c in candidates])
         for channel, weight in self.channel_weights:
             if weight > 0:
                 found = np.array([_channel_score(c, channel) for c in candidates])
@@ -111,12 +115,6 @@ class BlendReranker(Reranker):
             if spread > 0:
                 out += self.w_recency * (times - times.min()) / spread
         return [float(x) for x in out]
-
-    def _cosines(self, vector: np.ndarray, candidates: Sequence[Candidate]) -> np.ndarray:
-        if self.source == "text":
-            assert self.embed is not None
-            return np.asarray(self.embed([c.text for c in candidates]) @ vector, dtype=np.float64)
-        return np.array([_stored_cosine(c, vector) for c in candidates])
 
 
 def _stored_cosine(candidate: Candidate, vector: np.ndarray) -> float:
@@ -148,7 +146,7 @@ class CrossEncoderReranker(Reranker):
             self._model: Any = CrossEncoder(model, device=device)
         except Exception as exc:
             raise ConfigError(
-                f"cannot load cross-encoder {model!r} (set recall.rerank_model to a local model folder): {exc}"
+                f"cannot load cross-encoder {model!r} (set recall.rerank.model to a local model folder): {exc}"
             ) from exc
         self.batch_size = batch_size
         # A fast tokenizer fails ("Already borrowed") when two threads use it at once.
@@ -164,11 +162,10 @@ class CrossEncoderReranker(Reranker):
         return [float(x) for x in np.asarray(out).reshape(len(candidates), -1)[:, 0]]
 
 
-def make_reranker(config: RecallConfig, embed: Callable[[list[str]], np.ndarray] | None = None) -> Reranker:
-    """The reranker `config.rerank` names."""
-    if config.rerank == "blend":
-        return BlendReranker(config, embed)
-    if config.rerank == "cross-encoder":
-        return CrossEncoderReranker(config.rerank_model or DEFAULT_CROSS_ENCODER, config.rerank_device,
-                                    config.rerank_batch_size)
+def make_reranker(config: RerankConfig) -> Reranker:
+    """The reranker `config.backend` names."""
+    if config.backend == "blend":
+        return BlendReranker()
+    if config.backend == "cross-encoder":
+        return CrossEncoderReranker(config.model or DEFAULT_CROSS_ENCODER, config.device, config.batch_size)
     return KeepOrder()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from hindsight.index.manager import BankIndexes
-from hindsight.recall.ranked import RankedItem, resolve_hits
+from hindsight.recall.ranked import OVERSAMPLE, RankedItem, resolve_hits
 from hindsight.store.base import MemoryStore, UnitFilter
 
 
@@ -15,11 +15,10 @@ def semantic_search(
     vector: np.ndarray,
     pool: int,
     unit_filter: UnitFilter,
-    oversample: int,
 ) -> list[RankedItem]:
     """Up to `pool` units by cosine similarity, best first, all passing the filter."""
     bank_id = indexes.bank_id
-    k = pool * oversample if unit_filter.active else pool
+    k = pool * OVERSAMPLE if unit_filter.active else pool
     hits = indexes.search_vectors(vector, k)
     items = resolve_hits(store, bank_id, hits, unit_filter)
     if unit_filter.active and len(items) < pool and len(hits) >= k:

@@ -11,13 +11,16 @@ from hindsight.retain.temporal_patterns import VAGUE_RE
 from hindsight.store.base import MemoryStore, UnitFilter
 
 _DAY_S = 86_400.0
+# Units whose occurrence overlaps the query's range but whose midpoint lies farther outside it than this score 0,
+# and are not scanned for.
+MARGIN_DAYS = 31.0
 
 
-def query_time_range(query: str, query_time: datetime, vague: bool = False) -> TimeRange | None:
+def query_time_range(query: str, query_time: datetime) -> TimeRange | None:
     """The range the query's time expressions cover (all of them: "between March and May"), or None. A vague
-    expression ("recently", "lately", "a while ago") counts only with `vague`."""
-    spans = [s for s in find_time_expressions(query, query_time)
-             if vague or not VAGUE_RE.fullmatch(s.text.strip().lower())]
+    expression ("recently", "lately", "a while ago") dates a retained unit roughly, but as a constraint its window
+    is a convention ("I've been nostalgic lately" does not ask for last month): it opens no range."""
+    spans = [s for s in find_time_expressions(query, query_time) if not VAGUE_RE.fullmatch(s.text.strip().lower())]
     if not spans:
         return None
     return TimeRange(
@@ -34,11 +37,11 @@ def temporal_score(start: float, end: float, time_range: TimeRange) -> float:
 
 
 def temporal_search(
-    store: MemoryStore, bank_id: str, time_range: TimeRange, pool: int, margin_days: float, unit_filter: UnitFilter
+    store: MemoryStore, bank_id: str, time_range: TimeRange, pool: int, unit_filter: UnitFilter
 ) -> list[RankedItem]:
     """Up to `pool` overlapping units, the one whose midpoint is nearest the range's first."""
     found = store.units_in_time(
-        bank_id, time_range.start, time_range.end, margin_days * _DAY_S, pool, unit_filter
+        bank_id, time_range.start, time_range.end, MARGIN_DAYS * _DAY_S, pool, unit_filter
     )
     items = [RankedItem(u.label, u.unit_id, temporal_score(u.start, u.end, time_range)) for u in found]
     items.sort(key=lambda item: -item.score)  # stable: equal scores keep the store's nearest-first order

@@ -56,8 +56,6 @@ class RecallHit(BaseModel):
     path: list[PathStep] = Field(default_factory=list)
     superseded_by: str | None = None  # a newer unit that states a different value for the same thing
     reply_to: str | None = None  # placed right after this unit, whose question it answers (recall/replies.py)
-    excerpt: bool = False  # text holds only the unit's leading turns (recall.hit_max_tokens)
-    whole_turns: list[str] = Field(default_factory=list)  # the source turns that text carries whole
 
 
 class RecallResult(BaseModel):

@@ -1,19 +1,19 @@
 """Knowledge updates among the top candidates: a newer unit that changes a value supersedes an older one.
 
-Without an LLM this is a heuristic over pairs (older A, newer B) among the first `update_window` candidates of
+Without an LLM this is a heuristic over pairs (older A, newer B) among the first `WINDOW` candidates of
 the ranking. B supersedes A when all of these hold:
-1. B was mentioned at least `update_min_gap_hours` after A (a restatement in one breath is no update);
-2. cosine(A, B) >= `update_min_cosine` on the stored embeddings (text plus date): the same topic;
-3. B answers the query about as well as A: cosine(query, B) >= `update_min_relevance` * cosine(query, A);
+1. B was mentioned at least `MIN_GAP_HOURS` after A (a restatement in one breath is no update);
+2. cosine(A, B) >= `MIN_COSINE` on the stored embeddings (text plus date): the same topic;
+3. B answers the query about as well as A: cosine(query, B) >= `MIN_RELEVANCE` * cosine(query, A);
 4. a different value of the same kind: in some entity kind (place, organization, person, ...) A and B name
    different entities ("Boston" / "Denver");
-5. the same subject: A and B share a canonical entity (with `update_shared_entity`), and B names every entity
+5. the same subject: A and B share a canonical entity, and B names every entity
    of A that the query names, A's old values aside ("What did Maya do in Lisbon?" is not answered anew by a B
    without Lisbon; "Does Maya still live in Boston?" is);
 6. A states the old value in answer to the query: a sentence of A that names its old value shares a content
    word (crudely stemmed, query entity names aside) with the query ("I live in Boston" for "Where does Maya
    live?");
-7. with `update_require_cue`, B states the change: one of its sentences has a change word ("moved", "switched",
+7. B states the change: one of its sentences has a change word ("moved", "switched",
    "no longer", "now", "new", ...) and names B's new value ("I moved to Denver two weeks ago!").
 Queries with a time constraint ask about a period, not the current state, and get no updates. `superseded_by`
 names the most similar such B, and B is moved up to just above A when it ranks below it (the newer is
@@ -29,10 +29,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hindsight.config import RecallConfig
 from hindsight.index.fts import query_terms
 from hindsight.recall.ranked import Candidate
 
+# The check's thresholds (the module docstring's conditions 1 to 3); not tuned to a benchmark.
+WINDOW = 10
+MIN_COSINE = 0.5
+MIN_RELEVANCE = 0.7
+MIN_GAP_HOURS = 24.0
 _CHANGE = re.compile(
     r"\b(?:mov(?:e|ed|ing)|relocat(?:e|ed|ing)|switch(?:ed|ing)?|chang(?:e|ed|ing)|no longer|any ?more|instead|"
     r"now|new|start(?:ed|ing)|quit|left|bec(?:a|o)me|replac(?:e|ed|ing)|upgrad(?:e|ed|ing)|sold|bought|"
@@ -82,16 +86,16 @@ def _changed(a: dict[str, set[str]], b: dict[str, set[str]]) -> tuple[set[str], 
 
 
 def find_superseded(
-    query: str, query_vector: np.ndarray | None, candidates: Sequence[Candidate], config: RecallConfig
+    query: str, query_vector: np.ndarray | None, candidates: Sequence[Candidate]
 ) -> dict[str, str]:
     """Map each superseded candidate's unit id to the id of the newer candidate superseding it."""
-    window = [c for c in candidates[: config.update_window] if c.vector is not None]
+    window = [c for c in candidates[:WINDOW] if c.vector is not None]
     if len(window) < 2 or query_vector is None:
         return {}
     matrix = np.stack([c.vector for c in window if c.vector is not None])
     sims = matrix @ matrix.T
     relevance = matrix @ query_vector
-    gap = config.update_min_gap_hours * 3600.0
+    gap = MIN_GAP_HOURS * 3600.0
     times = [c.unit.mentioned_at.timestamp() for c in window]
     names = [{ref.name for ref in c.entities} for c in window]
     asked = [_named_in(query, n) for n in names]
@@ -101,19 +105,19 @@ def find_superseded(
     words = _content(query, set().union(*asked))
     out: dict[str, str] = {}
     for i, old in enumerate(window):
-        best, best_sim = None, config.update_min_cosine
+        best, best_sim = None, MIN_COSINE
         for j, new in enumerate(window):
             if (
                 times[j] - times[i] < gap
                 or sims[i, j] < best_sim
-                or relevance[j] < config.update_min_relevance * relevance[i]
-                or (config.update_shared_entity and not names[i] & names[j])
+                or relevance[j] < MIN_RELEVANCE * relevance[i]
+                or not names[i] & names[j]
             ):
                 continue
             was, now = _changed(values[i], values[j])
             if not was or not asked[i] - was <= names[j] or not _answers(sentences[i], was, words, asked[i]):
                 continue
-            if config.update_require_cue and not any(_named_in(s, now) for s in changes[j]):
+            if not any(_named_in(s, now) for s in changes[j]):
                 continue
             best, best_sim = new, float(sims[i, j])
         if best is not None:

@@ -79,15 +79,15 @@ class Reflector:
             raise InvalidInputError("reflect needs a non-empty query string")
         if budget is not None and non_negative_int(budget, "budget") < 1:
             raise InvalidInputError("reflect needs a budget of at least 1 token: without memories there is no answer")
-        recalled = self.recall.recall(bank.indexes, query, budget=self.config.budget if budget is None else budget,
-                                      query_time=query_time)
+        budget = self.config.answer.budget if budget is None else budget
+        recalled = self.recall.recall(bank.indexes, query, budget=budget, query_time=query_time)
         if not has_visible(recalled.query):
             raise InvalidInputError("the query has nothing to ask once private spans and invisible characters go")
         hits = recalled.hits
         identity = system_message(profile)
         memories = [memory_line(i, h.unit, h.text) for i, h in enumerate(hits, start=1)]
         response = complete_text(self.llm, answer_messages(identity, recalled.query, memories, recalled.query_time),
-                                 max_tokens=self.config.answer_max_tokens, temperature=self.config.temperature)
+                                 max_tokens=self.config.answer.max_tokens, temperature=self.config.answer.temperature)
         usage = response.usage
         answer = response.text
         cited = cited_ids(answer, hits)
@@ -95,7 +95,7 @@ class Reflector:
         if is_refusal(answer):
             result.opinion_error = "the answer is a refusal: it shows no opinion"
             log.info("reflect: the model refused to answer; no opinions are formed")
-        elif self.config.form_opinions and self.config.max_opinions > 0:
+        elif self.config.opinions.enabled and self.config.opinions.max_per_reflect > 0:
             usage = usage + self._opinions(bank, identity, result, recalled.query_time)
         result.usage = Usage.of(usage)
         log.debug("reflect %r: %d memories, %d cited, %d opinions, usage %s", recalled.query[:60], len(hits),
@@ -104,7 +104,7 @@ class Reflector:
 
     def _opinions(self, bank: BankHandle, identity: str, result: ReflectResult, at: datetime) -> LLMUsage:
         """Extract, check and store the answer's opinions into `result`; returns the usage."""
-        messages = opinion_messages(identity, result.query, result.answer, self.config.max_opinions)
+        messages = opinion_messages(identity, result.query, result.answer, self.config.opinions.max_per_reflect)
         try:
             candidates, usage = self.former.extract(messages)
         except LLMError as exc:
@@ -113,8 +113,8 @@ class Reflector:
             return exc.usage if isinstance(exc, StructuredOutputError) else LLMUsage()
         opinions, result.rejected_opinions = check_opinions(candidates, result.query, result.answer, result.evidence)
         try:
-            result.opinions = self.former.store_opinions(bank, opinions[: self.config.max_opinions], result.evidence,
-                                                         result.cited, at)
+            kept = opinions[: self.config.opinions.max_per_reflect]
+            result.opinions = self.former.store_opinions(bank, kept, result.evidence, result.cited, at)
         except SourcesForgottenError as exc:
             result.opinion_error = str(exc)
             log.warning("reflect: the opinions are not stored, their evidence was forgotten meanwhile: %s", exc)

@@ -41,19 +41,19 @@ class ObservationBuilder(Stage):
         """Replace the entity's observations; raises LLMError (leaving the old ones) when the model fails."""
         outcome = ObservationOutcome(entity_id)
         old = [u.id for u in self.store.document_units(bank.bank_id, observations_document(entity_id))]
-        ids = self.store.units_of_entities(bank.bank_id, [entity_id], FACT_NETWORKS, self.config.observation_max_facts)
+        ids = self.store.units_of_entities(bank.bank_id, [entity_id], FACT_NETWORKS, self.config.observations.max_facts)
         facts = sorted(self.store.get_units(bank.bank_id, ids), key=lambda u: (u.occurred_start or u.mentioned_at))
         name = self._name(bank.bank_id, entity_id, ids)
-        if name is None or len(facts) < self.config.observation_min_facts:
+        if name is None or len(facts) < self.config.observations.min_facts:
             if old and not facts:  # the entity's facts were forgotten: so are its observations
                 self.writer.write(bank, delete_ids=old)
                 outcome.removed = len(old)
             return outcome
-        high = self.config.observation_max_count
+        high = self.config.observations.max_count
         messages = observation_messages(name, facts, min(MIN_OBSERVATIONS, high), high)
         schema = with_max_items(ObservationsOut, "observations", high)
         reply = self.llm.structured(messages, schema, max_retries=self.max_retries,
-                                    max_tokens=self.config.observation_max_tokens, temperature=0.0)
+                                    max_tokens=self.config.observations.max_tokens, temperature=0.0)
         outcome.usage = reply.usage
         add = []
         for obs in reply.value.observations[:high]:

@@ -69,9 +69,10 @@ class OpinionFormer(Stage):
 
     def extract(self, messages: Sequence[ChatMessage]) -> tuple[list[OpinionOut], LLMUsage]:
         """The opinion candidates of one answer, as the model gave them; raises LLMError when the model fails."""
-        schema = with_max_items(OpinionsOut, "opinions", self.config.max_opinions)
+        schema = with_max_items(OpinionsOut, "opinions", self.config.opinions.max_per_reflect)
         reply = self.llm.structured(messages, schema, max_retries=self.max_retries,
-                                    max_tokens=self.config.opinion_max_tokens, temperature=self.config.temperature)
+                                    max_tokens=self.config.opinions.max_tokens,
+                                    temperature=self.config.answer.temperature)
         return reply.value.opinions, reply.usage
 
     def store_opinions(
@@ -101,7 +102,7 @@ class OpinionFormer(Stage):
             same = held.similar(vector, SAME_OPINION_COSINE)
             if same and same[0][0] not in previous:
                 unit = self.store.get_units(bank.bank_id, [same[0][0]])[0]
-                confidence = updated_confidence(unit.confidence or 0.0, Verdict.REINFORCE, self.config.reinforce_alpha)
+                confidence = updated_confidence(unit.confidence or 0.0, Verdict.REINFORCE, self.config.reinforce.alpha)
                 previous[unit.id] = unit.confidence
                 updates.append(UnitUpdate(unit.id, confidence=confidence))
                 events.append(OpinionEvent(unit_id=unit.id, verdict=Verdict.REINFORCE, confidence=confidence,

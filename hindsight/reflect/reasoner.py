@@ -2,7 +2,7 @@
 
 Retain queues its new facts (for opinion reinforcement) and touched entities (for observation regeneration) in the
 store's `pending_work` table, in the retain's own transaction, so the queue survives a crash. With
-`reflect.background` the engine's job thread works it off once retains have been quiet for
+`reflect.work.background` the engine's job thread works it off once retains have been quiet for
 `observation_debounce_seconds` (a burst of retains regenerates each entity once); `process_pending` works it off
 now, in the caller's thread. A run claims items and removes them only once they are done: items it did not finish
 (stopped by close, an unreachable LLM, or a crash) go back to the queue. Reinforcement skips facts an opinion has
@@ -46,8 +46,8 @@ _POLL_SECONDS = 0.05
 
 def pending_items(config: ReflectConfig, fact_ids: list[str], entity_ids: list[str]) -> list[PendingItem]:
     """The background work to queue: facts to weigh against opinions, entities whose observations to regenerate."""
-    items = [PendingItem(REINFORCE, u) for u in fact_ids] if config.reinforce_enabled else []
-    if config.observations_enabled:
+    items = [PendingItem(REINFORCE, u) for u in fact_ids] if config.reinforce.enabled else []
+    if config.observations.enabled:
         items += [PendingItem(OBSERVE, e) for e in entity_ids]
     return items
 
@@ -99,8 +99,8 @@ class Reasoner:
         if not has_visible(snippet):
             raise InvalidInputError("the snippet has no visible text once private spans go")
         merged, usage = merge_background(
-            self.llm, profile.name, profile.background, snippet, max_chars=self.config.background_max_chars,
-            max_retries=self.max_retries, max_tokens=self.config.answer_max_tokens,
+            self.llm, profile.name, profile.background, snippet, max_chars=self.config.profile.max_background_chars,
+            max_retries=self.max_retries, max_tokens=self.config.answer.max_tokens,
         )
         return profile.model_copy(update={"background": merged}), Usage.of(usage)
 
@@ -109,7 +109,7 @@ class Reasoner:
         """The background hook: once retains are quiet, work off the queue (retain has already queued the work)."""
         if not pending_items(self.config, event.unit_ids, event.entity_ids):
             return
-        deadline = time.monotonic() + self.config.observation_debounce_seconds
+        deadline = time.monotonic() + self.config.observations.debounce_seconds
         while not self._stop.is_set():
             if self._pending_events() > 1:
                 return  # a later retain event is queued behind this one; its hook does the work
@@ -147,7 +147,7 @@ class Reasoner:
 
     def _reinforce(self, bank: BankHandle, claim: str, report: PendingReport) -> None:
         while not self._stop.is_set():
-            ids = self.store.claim_pending(bank.bank_id, REINFORCE, claim, self.config.batch_size)
+            ids = self.store.claim_pending(bank.bank_id, REINFORCE, claim, self.config.work.batch_size)
             if not ids:
                 return
             outcome = self.reinforcer.process(bank, ids, self._stop.is_set)
@@ -161,7 +161,7 @@ class Reasoner:
 
     def _observe(self, bank: BankHandle, claim: str, report: PendingReport) -> None:
         while not self._stop.is_set():
-            entity_ids = self.store.claim_pending(bank.bank_id, OBSERVE, claim, self.config.batch_size)
+            entity_ids = self.store.claim_pending(bank.bank_id, OBSERVE, claim, self.config.work.batch_size)
             if not entity_ids:
                 return
             for entity_id in entity_ids:

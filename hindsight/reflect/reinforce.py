@@ -57,11 +57,11 @@ class Reinforcer(Stage):
         refs = self.store.unit_entities(bank_id, [f.id for f in facts])
         vectors, _ = self.writer.embedder.embed([f.text for f in facts])
         out: dict[str, list[MemoryUnit]] = {}
-        k = self.config.reinforce_max_candidates
+        k = self.config.reinforce.max_candidates
         for fact, vector in zip(facts, vectors, strict=True):
             sharing = self.store.units_of_entities(bank_id, [r.id for r in refs.get(fact.id, [])],
                                                    {Network.OPINION}, k)
-            close = [oid for oid, _ in held.similar(vector, self.config.reinforce_cosine)]
+            close = [oid for oid, _ in held.similar(vector, self.config.reinforce.cosine)]
             for oid in list(dict.fromkeys([*sharing, *close]))[:k]:
                 out.setdefault(oid, []).append(fact)
         return out
@@ -101,14 +101,14 @@ class Reinforcer(Stage):
         weighed yet (see the module docstring)."""
         weighed = {i for e in self.store.opinion_history(bank_id, opinion.id) for i in e.evidence}
         new = [f for f in facts if f.created_at > opinion.created_at and f.id not in weighed]
-        return new[: self.config.reinforce_max_facts]
+        return new[: self.config.reinforce.max_facts]
 
     def _assess(
         self, bank: BankHandle, opinion: MemoryUnit, evidence: list[MemoryUnit], outcome: ReinforceOutcome
     ) -> OpinionChange | None:
         try:
             reply = self.llm.structured(assess_messages(opinion, evidence), AssessmentOut,
-                                        max_retries=self.max_retries, max_tokens=self.config.reinforce_max_tokens,
+                                        max_retries=self.max_retries, max_tokens=self.config.reinforce.max_tokens,
                                         temperature=0.0)
         except StructuredOutputError as exc:
             outcome.usage = outcome.usage + exc.usage
@@ -118,7 +118,7 @@ class Reinforcer(Stage):
         if verdict == Verdict.NEUTRAL:
             return None
         before = opinion.confidence if opinion.confidence is not None else 0.5
-        confidence = updated_confidence(before, verdict, self.config.reinforce_alpha)
+        confidence = updated_confidence(before, verdict, self.config.reinforce.alpha)
         revised = reply.value.revised_opinion if verdict == Verdict.CONTRADICT else None
         text = revised.strip() if revised and revised.strip() else opinion.text
         event = OpinionEvent(unit_id=opinion.id, verdict=verdict, confidence=confidence, text=text,

@@ -69,7 +69,7 @@ class UnitWriter:
     def __init__(self, config: HindsightConfig, store: MemoryStore, embedder: CachedEmbedder) -> None:
         self.store = store
         self.embedder = embedder
-        self.links = LinkBuilder(store, config.links)
+        self.links = LinkBuilder(store, config.retain.links)
 
     def write(
         self,

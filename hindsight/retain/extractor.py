@@ -29,14 +29,14 @@ class Extractor(ABC):
 
 def make_extractor(config: HindsightConfig, llm: LLM | None) -> Extractor:
     """The configured extractor; `llm` needs an LLM instance."""
-    if config.extractor.backend == "nlp":
+    if config.retain.extract.backend == "nlp":
         from hindsight.retain.nlp_extractor import NLPExtractor
 
-        return NLPExtractor(config.extractor)
+        return NLPExtractor(config.retain.extract)
     if llm is None:
         from hindsight.llm.factory import HOW_TO_GET_AN_LLM
 
-        raise ConfigError(f"extractor 'llm' needs an LLM: pass Hindsight(llm=...), or {HOW_TO_GET_AN_LLM}")
+        raise ConfigError(f"retain.extract.backend 'llm' needs an LLM: pass Hindsight(llm=...), or {HOW_TO_GET_AN_LLM}")
     from hindsight.retain.llm_extractor import LLMExtractor
 
     return LLMExtractor(llm, max_retries=config.llm.max_retries)

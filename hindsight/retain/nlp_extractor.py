@@ -7,7 +7,7 @@ import logging
 import re
 from datetime import datetime
 
-from hindsight.config import ExtractorConfig
+from hindsight.config import ExtractConfig
 from hindsight.models import (
     ASSISTANT_ROLES,
     CausalKind,
@@ -34,6 +34,16 @@ _CAUSAL_CUE = re.compile(
     re.IGNORECASE,
 )
 _QUESTION_END = re.compile(r"\?[^\w]*$")
+# A window holds a person's turn and the reply that answers it while their text stays within this size, so that a
+# short question is not embedded together with a long answer.
+_WINDOW_CHARS = 1000
+# A unit quotes the end of the turn before it (its question, when it asks one) as its lead: answers are found by
+# their question's words. Searched lexically, never embedded.
+_LEAD_CHARS = 160
+# A long unit also embeds its people's sentences in passages of this size, for the blend reranker's best cosine.
+_SEGMENT_CHARS = 200
+# The weight of the causal link a cue word ("so", "that's why") draws to the turn before; an LLM states its own.
+_CUE_STRENGTH = 0.5
 
 
 def _day(value: datetime) -> tuple[datetime, datetime]:
@@ -48,24 +58,24 @@ class NLPExtractor(Extractor):
 
     name = "nlp"
 
-    def __init__(self, config: ExtractorConfig) -> None:
+    def __init__(self, config: ExtractConfig) -> None:
         self.config = config
         self.ner = SpacyNER(config.ner_labels)
 
     def windows(self, turns: list[Turn]) -> list[list[Turn]]:
-        """Consecutive turns, at most window_turns and window_max_chars per window, never crossing a day boundary.
-        With window_join "assistant-reply" only an assistant's reply joins a window, the turn it answers; with
-        window_question_breaks, a turn that asks the next speaker a question starts a window."""
+        """A person's turn and an assistant's reply to it, the same day and within _WINDOW_CHARS, share a window;
+        every other turn stands alone. A reply carries what the agent understood of the turn; a person's turn is a
+        statement of its own."""
         out: list[list[Turn]] = []
-        for i, turn in enumerate(turns):
+        for turn in turns:
             current = out[-1] if out else None
             if (
                 current is not None
-                and len(current) < self.config.window_turns
-                and (self.config.window_join == "any" or (_is_assistant(turn) and not _is_assistant(current[-1])))
-                and current[-1].timestamp.date() == turn.timestamp.date()
-                and sum(len(t.text) for t in current) + len(turn.text) <= self.config.window_max_chars
-                and not (self.config.window_question_breaks and _asks_next(turn, turns[i + 1 : i + 2]))
+                and len(current) == 1
+                and _is_assistant(turn)
+                and not _is_assistant(current[0])
+                and current[0].timestamp.date() == turn.timestamp.date()
+                and len(current[0].text) + len(turn.text) <= _WINDOW_CHARS
             ):
                 current.append(turn)
             else:
@@ -81,28 +91,23 @@ class NLPExtractor(Extractor):
         known: list[frozenset[str]] = []  # per turn: its document's speakers
         for d in documents:
             speakers = frozenset(t.speaker for t in d.turns if t.speaker)
-            texts += [t.text if self._reads(t) else "" for t in d.turns]
+            # NER reads the people's turns: an assistant's names are the ones it brings up, not the user's.
+            texts += ["" if _is_assistant(t) else t.text for t in d.turns]
             known += [speakers] * len(d.turns)
         mentions = self.ner.mentions(texts, known=known)
         found_in = iter(mentions)
         out = []
         for d in documents:
-            per_turn = [next(found_in) for _ in d.turns]
-            if not self.config.assistant_entities:
-                per_turn = _restated(d.turns, per_turn)
+            per_turn = _restated(d.turns, [next(found_in) for _ in d.turns])
             out.append(self._facts(d, per_turn))
         return out
-
-    def _reads(self, turn: Turn) -> bool:
-        """Whether NER reads the turn: a person's always, an assistant's only with assistant_entities."""
-        return self.config.assistant_entities or not _is_assistant(turn)
 
     def _facts(self, document: Document, mentions: list[list[EntityMention]]) -> list[ExtractedFact]:
         by_index = {t.index: m for t, m in zip(document.turns, mentions, strict=True)}
         facts: list[ExtractedFact] = []
         previous: Turn | None = None
         for window in self.windows(document.turns):
-            lead = self._lead(previous, window[0])
+            lead = _lead(previous, window[0])
             found = [m for t in window for m in by_index[t.index]]
             fact = self._fact(document, window, found, len(facts), lead)
             if self._answers(previous, window[0]):
@@ -118,26 +123,6 @@ class NLPExtractor(Extractor):
         placing it after the user's question cost budget evidence recall (docs/BENCHMARKS.md)."""
         return (previous is not None and previous.timestamp.date() == first.timestamp.date()
                 and not _is_assistant(first) and _asks_next(previous, [first]))
-
-    def _lead(self, previous: Turn | None, first: Turn) -> str | None:
-        """The end of the turn before a window, when another speaker said it the same day: its last question if
-        it asked one, else its last sentences, cut to context_chars at a word boundary."""
-        limit = self.config.context_chars
-        if (previous is None or not limit or _who(previous) is None or _who(previous) == _who(first)
-                or previous.timestamp.date() != first.timestamp.date()):
-            return None
-        sentences = split_sentences(previous.text)
-        questions = [s for s in sentences if s.endswith("?")]
-        picked: list[str] = []
-        for sentence in reversed(questions[-1:] or sentences):
-            if picked and sum(len(s) + 1 for s in picked) + len(sentence) > limit:
-                break
-            picked.insert(0, sentence)
-        lead = " ".join(picked)
-        if len(lead) > limit:
-            cut = lead[-limit:]
-            lead = "..." + cut[cut.find(" ") + 1 :] if " " in cut else "..." + cut
-        return f"{_who(previous)}: {lead}"
 
     def _fact(
         self, document: Document, window: list[Turn], found: list[EntityMention], index: int, lead: str | None
@@ -158,9 +143,8 @@ class NLPExtractor(Extractor):
         roles = {(t.role or "").lower() for t in window}
         network = Network.EXPERIENCE if roles and roles <= ASSISTANT_ROLES else Network.WORLD
         causal = []
-        if self.config.causal_cues and index > 0 and _CAUSAL_CUE.match(window[0].text):
-            causal.append(CausalRelation(target_index=index - 1, kind=CausalKind.CAUSED_BY,
-                                         strength=self.config.causal_cue_strength))
+        if index > 0 and _CAUSAL_CUE.match(window[0].text):
+            causal.append(CausalRelation(target_index=index - 1, kind=CausalKind.CAUSED_BY, strength=_CUE_STRENGTH))
         first, last = window[0], window[-1]
         # Character spans are exact only within one message, or across chunks of one plain text.
         spanned = first.char_start is not None and last.char_end is not None
@@ -181,16 +165,37 @@ class NLPExtractor(Extractor):
             ),
             metadata={"time_source": time_source},
             lead=lead,
-            segments=self._segments(window, text),
+            segments=_segments(window, text),
         )
 
-    def _segments(self, window: list[Turn], text: str) -> list[str]:
-        """A long unit's passages: each person's turn (an assistant's adds nothing the user said), as its text line
-        reads, in sentences packed to segment_chars."""
-        limit = self.config.segment_chars
-        if not limit or len(text) <= limit:
-            return []
-        return [p for t in window if not _is_assistant(t) for p in pack_sentences(_line(t), limit)]
+
+def _lead(previous: Turn | None, first: Turn) -> str | None:
+    """The end of the turn before a window, when another speaker said it the same day: its last question if it
+    asked one, else its last sentences, cut to _LEAD_CHARS at a word boundary."""
+    limit = _LEAD_CHARS
+    if (previous is None or _who(previous) is None or _who(previous) == _who(first)
+            or previous.timestamp.date() != first.timestamp.date()):
+        return None
+    sentences = split_sentences(previous.text)
+    questions = [s for s in sentences if s.endswith("?")]
+    picked: list[str] = []
+    for sentence in reversed(questions[-1:] or sentences):
+        if picked and sum(len(s) + 1 for s in picked) + len(sentence) > limit:
+            break
+        picked.insert(0, sentence)
+    lead = " ".join(picked)
+    if len(lead) > limit:
+        cut = lead[-limit:]
+        lead = "..." + cut[cut.find(" ") + 1 :] if " " in cut else "..." + cut
+    return f"{_who(previous)}: {lead}"
+
+
+def _segments(window: list[Turn], text: str) -> list[str]:
+    """A long unit's passages: each person's turn (an assistant's adds nothing the user said), as its text line
+    reads, in sentences packed to _SEGMENT_CHARS."""
+    if len(text) <= _SEGMENT_CHARS:
+        return []
+    return [p for t in window if not _is_assistant(t) for p in pack_sentences(_line(t), _SEGMENT_CHARS)]
 
 
 def _restated(turns: list[Turn], mentions: list[list[EntityMention]]) -> list[list[EntityMention]]:

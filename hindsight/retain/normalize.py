@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from hindsight.config import LimitsConfig
 from hindsight.errors import ContentTooLargeError, InvalidInputError, ReservedDocumentIdError
-from hindsight.models import Document, Message, Turn, as_utc, is_assistant_role
+from hindsight.models import Document, Message, Turn, as_utc
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +161,6 @@ def normalize(
     document_id: Any,
     limits: LimitsConfig,
     max_unit_chars: int,
-    person_chunk_chars: int | None = None,
 ) -> Document:
     """Turn retain arguments into a Document, or raise InvalidInputError without side effects."""
     default_time = parse_time(timestamp, "timestamp") or datetime.now(timezone.utc)
@@ -188,10 +187,7 @@ def normalize(
         for i, m in enumerate(messages):
             when = parse_time(m.timestamp, f"message {i} timestamp") or default_time
             text = strip_private(m.content)
-            limit = max_unit_chars
-            if person_chunk_chars and not is_assistant_role(m.role):
-                limit = min(limit, person_chunk_chars)
-            spans = _split(text, limit)
+            spans = _split(text, max_unit_chars)
             for a, b in spans:
                 # Names are cleaned like text: a private span in a speaker name is not stored either.
                 turns.append(Turn(

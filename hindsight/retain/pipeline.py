@@ -108,8 +108,8 @@ class RetainPipeline:
         self.extractor = extractor
         self.jobs = jobs
         self.queue = queue  # (new facts, touched entities) -> the background work committed with the retain
-        self.resolver = EntityResolver(config.entities)
-        self.links = LinkBuilder(store, config.links)
+        self.resolver = EntityResolver(config.retain.entities)
+        self.links = LinkBuilder(store, config.retain.links)
 
     def retain(
         self, bank: BankHandle, content: Any, *, timestamp: Any = None, context: Any = None, document_id: Any = None
@@ -134,8 +134,7 @@ class RetainPipeline:
         docs = [
             normalize(
                 r.content, timestamp=r.timestamp, context=r.context, document_id=r.document_id,
-                limits=self.config.limits, max_unit_chars=self.config.extractor.max_unit_chars,
-                person_chunk_chars=self.config.extractor.person_chunk_chars,
+                limits=self.config.limits, max_unit_chars=self.config.retain.extract.max_unit_chars,
             )
             for r in requests
         ]

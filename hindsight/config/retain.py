@@ -1,0 +1,57 @@
+"""The config of retain: extraction, entity resolution and links (docs/ARCHITECTURE.md, Retain)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from hindsight.config.services import Section
+
+
+class ExtractConfig(Section):
+    """How content becomes narrative units."""
+
+    # nlp: turn windows with speakers, dates and NER, no LLM (fast, offline). llm: coarse narrative facts with
+    # who/what/when/where/why and causal relations, written by the configured LLM.
+    backend: Literal["nlp", "llm"] = "nlp"
+    # Documents with long messages (notes, transcripts) split into chunks; a chunk is at most one unit.
+    max_unit_chars: int = Field(2000, ge=100, description="longer messages are split into chunks of this size")
+    # Which kinds of named thing become graph entities; a domain may add or drop kinds (say, no LANGUAGE).
+    ner_labels: list[str] = Field(
+        default_factory=lambda: [
+            "PERSON", "ORG", "GPE", "LOC", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "NORP", "LANGUAGE",
+        ]
+    )
+
+
+class EntityConfig(Section):
+    """Entity resolution: a mention joins the canonical entity maximising
+    `alpha * string + beta * co-occurrence + gamma * temporal` similarity, when that reaches `threshold`.
+    A bank with many people of one name needs a stricter threshold than one with few."""
+
+    alpha: float = Field(0.5, ge=0)
+    beta: float = Field(0.3, ge=0)
+    gamma: float = Field(0.2, ge=0)
+    threshold: float = Field(0.6, ge=0)
+    recency_days: float = Field(7.0, ge=0, description="window of the temporal similarity")
+    min_string_similarity: float = Field(0.85, ge=0, le=1, description="fuzzy matches below this never merge")
+
+
+class LinkConfig(Section):
+    """The graph's links: how many neighbours each new unit gets, which bounds the graph's size and recall's work."""
+
+    temporal_sigma_hours: float = Field(24.0, gt=0, description="w = exp(-dt / sigma)")
+    temporal_neighbours: int = Field(4, ge=0)
+    temporal_min_weight: float = Field(0.05, ge=0, le=1)
+    semantic_threshold: float = Field(0.7, ge=-1, le=1, description="cosine a semantic link needs")
+    semantic_neighbours: int = Field(5, ge=0)
+    entity_neighbours: int = Field(8, ge=0, description="most recent units per entity to link to")
+
+
+class RetainConfig(Section):
+    """Retain: extract, resolve entities, link."""
+
+    extract: ExtractConfig = Field(default_factory=ExtractConfig)
+    entities: EntityConfig = Field(default_factory=EntityConfig)
+    links: LinkConfig = Field(default_factory=LinkConfig)
