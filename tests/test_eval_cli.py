@@ -233,3 +233,15 @@ def test_compare_runs_reports_each_kind_of_difference(tmp_path: Path) -> None:
     a.write_text(json.dumps(before))
     b.write_text(json.dumps(report(("q1", ["b", "a"], 1.0), ("q2", ["c"], 0.5))))
     assert main([str(a), str(a)]) == 0 and main([str(a), str(b)]) == 1
+
+
+def test_compare_banks_ignores_unit_ids_and_sees_content(tmp_path: Path, minilm: Embedder) -> None:
+    from eval.compare_banks import main
+    from hindsight import Hindsight
+
+    said = [{"speaker": "Ann", "content": "I moved to Denver."}, {"speaker": "Bob", "content": "Welcome, Ann!"}]
+    for name, extra in (("a", []), ("b", []), ("c", [{"speaker": "Ann", "content": "I got a beagle."}])):
+        with Hindsight(tmp_path / name, embedder=minilm) as hs:
+            hs.bank("x").retain(said + extra, timestamp="2024-05-01")
+    assert main([str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    assert main([str(tmp_path / "a"), str(tmp_path / "c")]) == 1
