@@ -35,10 +35,10 @@ from rich.console import Console
 
 from hindsight import ExtractionError, Hindsight, HindsightConfig
 from hindsight.demo import QUERY_TIME, REFLECT_QUESTION, retain_sample
-from hindsight.llm.base import ChatMessage, LLMResponse, LLMUsage
+from hindsight.llm.base import ChatMessage, LLMResponse
 from hindsight.llm.llamacpp_backend import LlamaCppLLM
 from hindsight.llm.local_models import resolve_model_path
-from hindsight.models import Document, Turn
+from hindsight.models import Document, LLMUsage, Turn
 from hindsight.retain.llm_extractor import LLMExtractor
 from hindsight.sample import load_sample
 

@@ -52,10 +52,6 @@ def retain_key(config: HindsightConfig) -> str:
     return hashlib.sha1(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:8]
 
 
-def recall_available() -> bool:
-    return hasattr(Bank, "recall")
-
-
 class HindsightSystem:
     """Retains each haystack once (banks persist under the memory directory) and answers queries with recall."""
 
@@ -63,8 +59,6 @@ class HindsightSystem:
         self, name: str, memdir: Path, embedder: Embedder, budgets: Sequence[int], depth: int, config: HindsightConfig,
         code: str = "",
     ) -> None:
-        if not recall_available():
-            raise RuntimeError("hindsight.bank.Bank has no recall() yet; run the baselines only")
         self.name = name
         self.config = config
         self.budgets = tuple(budgets)

@@ -20,7 +20,7 @@ from tqdm import tqdm
 import hindsight
 from eval.baselines import BASELINES, BM25_TOKENIZERS, RRF_K, BaselineSystem, VectorCache
 from eval.haystack import Haystack, Retrieved
-from eval.hindsight_system import HINDSIGHT_SYSTEMS, HindsightSystem, recall_available, retain_key, system_config
+from eval.hindsight_system import HINDSIGHT_SYSTEMS, HindsightSystem, retain_key, system_config
 from eval.metrics import BUDGETS
 from hindsight import HindsightConfig
 from hindsight.config import EmbedderConfig, config_data
@@ -84,15 +84,8 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
 
 
 def chosen_systems(requested: list[str] | None) -> list[str]:
-    """The requested systems; by default every system that can run now."""
-    if requested:
-        if any(s in HINDSIGHT_SYSTEMS for s in requested) and not recall_available():
-            raise SystemExit("the hindsight systems need Bank.recall, which does not exist yet")
-        return list(dict.fromkeys(requested))
-    if recall_available():
-        return list(ALL_SYSTEMS)
-    console.print("[yellow]Bank.recall does not exist yet: running the baselines only[/yellow]")
-    return list(BASELINES)
+    """The requested systems, once each; by default every system."""
+    return list(dict.fromkeys(requested)) if requested else list(ALL_SYSTEMS)
 
 
 def config_overrides(spec: str | Path | None) -> dict[str, Any] | None:

@@ -28,10 +28,11 @@ from hindsight.models import (
     MemoryUnit,
     Message,
     Network,
+    OpinionEvent,
     RetainResult,
     Source,
 )
-from hindsight.reflect.types import OpinionChange, OpinionEvent, PendingReport, ReflectResult
+from hindsight.reflect.types import OpinionChange, PendingReport, ReflectResult
 from hindsight.retain.pipeline import RetainRequest
 
 __version__ = "0.1.0"

@@ -6,7 +6,7 @@ import re
 import threading
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import networkx as nx
 
@@ -16,16 +16,27 @@ from hindsight.forget import ForgetResult, forget
 from hindsight.graph_view import bank_graph
 from hindsight.index.manager import BankIndexes
 from hindsight.integrity import IntegrityReport, check_bank
-from hindsight.llm.base import LLMUsage
 from hindsight.llm.usage import bank_scope
-from hindsight.models import BankProfile, BankStats, Entity, Link, LinkType, MemoryUnit, Network, RetainResult
-from hindsight.recall.request import non_negative_int
+from hindsight.models import (
+    BankProfile,
+    BankStats,
+    Content,
+    Entity,
+    Link,
+    LinkType,
+    LLMUsage,
+    MemoryUnit,
+    Network,
+    OpinionEvent,
+    RetainResult,
+    TimeArg,
+)
+from hindsight.recall.request import DEFAULT_BUDGET, non_negative_int
 from hindsight.recall.types import RecallResult
-from hindsight.reflect.types import OpinionEvent, PendingReport, ReflectResult
-from hindsight.retain.pipeline import BankHandle, RetainRequest
-
-if TYPE_CHECKING:
-    from hindsight.engine import Hindsight
+from hindsight.reflect.types import PendingReport, ReflectResult
+from hindsight.retain.pipeline import RetainRequest
+from hindsight.services import BankServices
+from hindsight.units import BankHandle
 
 _BANK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
@@ -52,8 +63,8 @@ def _network(value: Network | str | None) -> Network | None:
 class Bank:
     """One memory bank. Get it from `Hindsight.bank(bank_id)`."""
 
-    def __init__(self, engine: Hindsight, bank_id: str) -> None:
-        self._engine = engine
+    def __init__(self, services: BankServices, bank_id: str) -> None:
+        self._services = services
         self.id = bank_id
         self._lock = threading.RLock()
         self._indexes: BankIndexes | None = None
@@ -69,32 +80,34 @@ class Bank:
             if self._deleted:
                 raise BankNotFoundError(f"bank {self.id!r} was deleted")
             if self._indexes is None:
-                self._indexes = self._engine._open_indexes(self.id)
+                self._indexes = self._services.open_indexes(self.id)
             return self._indexes
 
-    def _handle(self) -> BankHandle:
+    def handle(self) -> BankHandle:
+        """The bank as the pipelines write through it: its id, indexes and write lock."""
         return BankHandle(self.id, self.indexes, self._lock)
 
     # -- profile -----------------------------------------------------------------------------
     def profile(self) -> BankProfile:
-        return self._engine.store.get_profile(self.id) or BankProfile()
+        return self._services.store.get_profile(self.id) or BankProfile()
 
     def set_profile(self, profile: BankProfile) -> None:
         if not isinstance(profile, BankProfile):
             raise InvalidInputError(f"profile must be a BankProfile, got {type(profile).__name__}")
-        self._engine.store.set_profile(self.id, profile)
+        self._services.store.set_profile(self.id, profile)
 
     # -- retain and forget -------------------------------------------------------------------
     def retain(
-        self, content: Any, timestamp: Any = None, context: Any = None, document_id: Any = None
+        self, content: Content, timestamp: TimeArg | None = None, context: str | None = None,
+        document_id: str | None = None,
     ) -> RetainResult:
         """Store a conversation (list of Message) or text; re-retaining a document id updates it in place.
 
         Document ids starting with '_' are reserved for the memory the engine derives itself (`_opinions`,
         `_observations:<entity id>`): retain refuses them with ReservedDocumentIdError and changes nothing."""
         with bank_scope(self.id):
-            return self._engine.pipeline.retain(
-                self._handle(), content, timestamp=timestamp, context=context, document_id=document_id
+            return self._services.pipeline.retain(
+                self.handle(), content, timestamp=timestamp, context=context, document_id=document_id
             )
 
     def retain_many(self, requests: Iterable[RetainRequest]) -> list[RetainResult]:
@@ -104,27 +117,27 @@ class Bank:
         if not all(isinstance(r, RetainRequest) for r in items):
             raise InvalidInputError("retain_many takes RetainRequest items")
         with bank_scope(self.id):
-            return self._engine.pipeline.retain_many(self._handle(), items)
+            return self._services.pipeline.retain_many(self.handle(), items)
 
     def forget(self, unit_id: str | None = None, *, entity: str | None = None) -> ForgetResult:
         """Remove a unit, or with `entity=` (an id, name or alias) every unit that mentions that entity, from the
         store, both indexes and the graph, and scrub the files; entities no unit mentions any more go too, and so
         do the opinions and observations derived from the units (other opinions lose them as evidence)."""
-        engine = self._engine
+        services = self._services
         with self._lock:
-            return forget(engine.store, self.indexes, unit_id, entity, embed=lambda t: engine.embedder.embed(t),
-                          queue=engine._pending_items)
+            return forget(services.store, self.indexes, unit_id, entity, embed=lambda t: services.embedder.embed(t),
+                          queue=services.pending_items)
 
     def check(self) -> IntegrityReport:
         """Check that the store is consistent and that both indexes hold exactly the bank's units."""
         with self._lock:
-            return check_bank(self._engine.store, self.indexes, self._engine.embedder.dim)
+            return check_bank(self._services.store, self.indexes, self._services.embedder.dim)
 
     # -- recall ------------------------------------------------------------------------------
     def recall(
         self,
         query: str,
-        budget: int = 4096,
+        budget: int = DEFAULT_BUDGET,
         networks: Iterable[Network | str] | None = None,
         query_time: datetime | str | None = None,
         as_of: datetime | str | None = None,
@@ -135,7 +148,7 @@ class Bank:
         `query_time` anchors relative phrases in the query ("last week"; default: `as_of`, else now, UTC);
         `as_of` ignores units mentioned after it; `networks` keeps only those networks; `top_k` caps the hits.
         """
-        return self._engine.recall_pipeline.recall(
+        return self._services.recall_pipeline.recall(
             self.indexes, query, budget=budget, networks=networks, query_time=query_time, as_of=as_of, top_k=top_k
         )
 
@@ -144,59 +157,59 @@ class Bank:
         """Answer `query` in the bank's voice from memories of all four networks (cited by unit id), and store
         the opinions the answer shows. `budget` is the recall budget (default `reflect.answer.budget`). Needs an LLM."""
         with bank_scope(self.id):
-            return self._engine.reasoner.reflect(self._handle(), self.profile(), query, budget, query_time)
+            return self._services.reasoner.reflect(self.handle(), self.profile(), query, budget, query_time)
 
     def process_pending(self) -> PendingReport:
         """Run the opinion reinforcement and observation regeneration queued by retain now. Needs an LLM."""
-        reasoner = self._engine.reasoner
-        self._engine.drain()  # retains already returned have queued their work
+        reasoner = self._services.reasoner
+        self._services.drain()  # retains already returned have queued their work
         with bank_scope(self.id):
-            return reasoner.process_pending(self._handle())
+            return reasoner.process_pending(self.handle())
 
     def pending(self) -> int:
         """Queued background items (new facts to weigh against opinions, entities to re-observe), once the
         retains already returned have queued theirs."""
-        self._engine.drain()
-        return self._engine.store.pending_count(self.id)
+        self._services.drain()
+        return self._services.store.pending_count(self.id)
 
     def merge_background(self, snippet: str) -> BankProfile:
         """Merge a biographical snippet into the background (first person; new information wins). Needs an LLM."""
         with bank_scope(self.id):
-            profile, _ = self._engine.reasoner.merge_background(self.profile(), snippet)
+            profile, _ = self._services.reasoner.merge_background(self.profile(), snippet)
         self.set_profile(profile)
         return profile
 
     def opinion_history(self, unit_id: str) -> list[OpinionEvent]:
         """An opinion's trajectory: (verdict, confidence, text, evidence, time), oldest first."""
         self.get_unit(unit_id)
-        return self._engine.store.opinion_history(self.id, unit_id)
+        return self._services.store.opinion_history(self.id, unit_id)
 
     # -- inspection --------------------------------------------------------------------------
     def units(
         self, network: Network | str | None = None, limit: int | None = None, offset: int = 0
     ) -> list[MemoryUnit]:
         limit = None if limit is None else non_negative_int(limit, "limit")
-        return self._engine.store.list_units(self.id, _network(network), limit, non_negative_int(offset, "offset"))
+        return self._services.store.list_units(self.id, _network(network), limit, non_negative_int(offset, "offset"))
 
     def get_unit(self, unit_id: str) -> MemoryUnit:
-        found = self._engine.store.get_units(self.id, [unit_id])
+        found = self._services.store.get_units(self.id, [unit_id])
         if not found:
             raise UnitNotFoundError(f"no unit {unit_id!r} in bank {self.id!r}")
         return found[0]
 
     def entities(self) -> list[Entity]:
-        return self._engine.store.list_entities(self.id)
+        return self._services.store.list_entities(self.id)
 
     def links(self, unit_id: str) -> list[Link]:
-        return self._engine.store.links_of(self.id, unit_id)
+        return self._services.store.links_of(self.id, unit_id)
 
     def stats(self) -> BankStats:
-        return self._engine.store.stats(self.id)
+        return self._services.store.stats(self.id)
 
     def llm_usage(self) -> LLMUsage:
         """Tokens and calls the LLM spent on this bank over its life (stored with the bank, so they survive a
         restart; `Hindsight.llm_usage` holds this engine's counts since it opened)."""
-        return self._engine.store.llm_usage(self.id)
+        return self._services.store.llm_usage(self.id)
 
     def to_networkx(
         self,
@@ -210,7 +223,7 @@ class Bank:
             types = None if link_types is None else [LinkType(t) for t in link_types]
         except ValueError as exc:
             raise InvalidInputError(f"unknown link type in {list(link_types or [])!r}") from exc
-        return bank_graph(self._engine.store, self.id, nets, types, since, until)
+        return bank_graph(self._services.store, self.id, nets, types, since, until)
 
     def close(self, deleted: bool = False) -> None:
         """Close the indexes; `deleted` (from delete_bank) makes every later use a BankNotFoundError."""

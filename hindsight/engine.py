@@ -24,10 +24,11 @@ from hindsight.llm.usage import MeteredLLM, UsageCounters
 from hindsight.models import BankProfile
 from hindsight.recall.pipeline import RecallPipeline
 from hindsight.reflect.reasoner import Reasoner, pending_items
-from hindsight.retain.extractor import make_extractor
-from hindsight.retain.pipeline import BankHandle, RetainPipeline
+from hindsight.retain.factory import make_extractor
+from hindsight.retain.pipeline import RetainPipeline
 from hindsight.store.base import MemoryStore, PendingItem
 from hindsight.store.sqlite import SQLiteStore
+from hindsight.units import BankHandle
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ class Hindsight:
             if self._pipeline is None:
                 self._pipeline = RetainPipeline(
                     self.config, self.store, self.embedder, make_extractor(self.config, self.llm), self.jobs,
-                    self._pending_items,
+                    self.pending_items,
                 )
             return self._pipeline
 
@@ -141,7 +142,7 @@ class Hindsight:
                                           lambda: self.jobs.pending, self._stopping)
             return self._reasoner
 
-    def _pending_items(self, fact_ids: list[str], entity_ids: list[str]) -> list[PendingItem]:
+    def pending_items(self, fact_ids: list[str], entity_ids: list[str]) -> list[PendingItem]:
         """The background reasoning that new facts and touched entities need (nothing without an LLM), queued in
         the transaction of the retain or forget that calls for it."""
         return pending_items(self.config.reflect, fact_ids, entity_ids) if self.llm is not None else []
@@ -152,11 +153,12 @@ class Hindsight:
 
     def _existing_handle(self, bank_id: str) -> BankHandle | None:
         try:
-            return self.bank(bank_id, create=False)._handle()
+            return self.bank(bank_id, create=False).handle()
         except (BankNotFoundError, StoreClosedError):
             return None  # deleted or closed since the retain
 
-    def _open_indexes(self, bank_id: str) -> BankIndexes:
+    def open_indexes(self, bank_id: str) -> BankIndexes:
+        """A bank's derived indexes, checked against the embedder that built the bank."""
         check_bank_embedder(bank_id, self.store.embedded_sample(bank_id), self.embedder.name)
         directory = self.path / "banks" / bank_id
         return BankIndexes(self.store, bank_id, directory, self.embedder.dim, self.config.store.hnsw)

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from hindsight.errors import EntityNotFoundError, InvalidInputError, UnitNotFoundError
 from hindsight.index.manager import BankIndexes
 from hindsight.models import Entity
+from hindsight.names import normalize_name
 from hindsight.reflect.forgetting import Embed, Queue, cleanup_derived
-from hindsight.retain.names import normalize_name
 from hindsight.store.base import MemoryStore, WriteBatch
 
 log = logging.getLogger(__name__)

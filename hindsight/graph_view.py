@@ -8,8 +8,8 @@ from datetime import datetime
 import networkx as nx
 
 from hindsight.models import LinkType, Network
-from hindsight.retain.normalize import parse_time
 from hindsight.store.base import MemoryStore
+from hindsight.temporal.values import parse_time
 
 
 def bank_graph(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Any
+from typing import Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -86,6 +88,12 @@ class Message(BaseModel):
         return (self.speaker or self.role or "").strip()
 
 
+# What retain takes: a text, or messages (Message objects, or mappings of Message's fields); and a time, a datetime
+# or an ISO string (naive means UTC). Anything else is refused at run time with InvalidInputError as well.
+Content: TypeAlias = "str | Sequence[Message | Mapping[str, Any]]"
+TimeArg: TypeAlias = "datetime | str"
+
+
 class Turn(BaseModel):
     """A normalized piece of retained content: one message, or one paragraph of plain text."""
 
@@ -146,7 +154,7 @@ class ExtractedFact(BaseModel):
     confidence: float | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     # Words that help find the fact without being part of it (the question an answer replies to). Stored as the
-    # unit's metadata["lead"] and indexed for lexical search at a lower weight; never embedded, never the unit text.
+    # unit's lead and indexed for lexical search at a lower weight; never embedded, never the unit text.
     lead: str | None = None
     # The index of the fact (same document) whose closing question this fact's first turn answers.
     answers: int | None = Field(None, ge=0)
@@ -177,6 +185,7 @@ class MemoryUnit(BaseModel):
     content_hash: str
     metadata: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime
+    lead: str | None = None  # text quoted from before the unit: searched, never embedded (ExtractedFact.lead)
 
 
 class EntityAlias(BaseModel):
@@ -228,3 +237,58 @@ class BankStats(BaseModel):
     entities: int
     links: dict[str, int]
     documents: int
+
+
+class Verdict(str, Enum):
+    """How a piece of evidence bears on an opinion; `formed` marks the opinion's first history entry."""
+
+    FORMED = "formed"
+    REINFORCE = "reinforce"
+    WEAKEN = "weaken"
+    CONTRADICT = "contradict"
+    NEUTRAL = "neutral"
+
+
+class OpinionEvent(BaseModel):
+    """One point of an opinion's trajectory: its confidence (and text) after evidence arrived. `at` is in the bank's
+    time: when the evidence happened (the latest `mentioned_at` of the facts weighed), or the reflect's query time."""
+
+    unit_id: str
+    verdict: Verdict
+    confidence: float = Field(ge=0.0, le=1.0)
+    text: str
+    evidence: list[str] = Field(default_factory=list)  # unit ids
+    reason: str = ""
+    at: datetime
+
+
+@dataclass
+class EntityCandidate:
+    """An existing canonical entity the store proposes for a mention."""
+
+    id: str
+    name: str
+    label: str
+    aliases: list[str] = field(default_factory=list)
+    last_seen: datetime | None = None
+    cooccurring: set[str] = field(default_factory=set)
+
+
+@dataclass
+class LLMUsage:
+    """Token counts and number of calls; add two usages to accumulate them."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: LLMUsage) -> LLMUsage:
+        return LLMUsage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.calls + other.calls,
+        )

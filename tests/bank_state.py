@@ -53,7 +53,7 @@ class BankState:
 
 
 def bank_state(bank: Bank) -> BankState:
-    store = bank._engine.store
+    store = bank._services.store
     units = tuple(sorted((u.id, u.network.value, u.text) for u in bank.units()))
     entities = tuple(sorted((e.id, e.name, tuple(sorted(a.alias for a in e.aliases))) for e in bank.entities()))
     links = tuple(sorted((k.src, k.dst, k.type.value, k.weight) for k in store.all_links(bank.id)))

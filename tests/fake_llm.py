@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from hindsight.llm.base import LLM, ChatMessage, LLMResponse, LLMUsage
+from hindsight.llm.base import LLM, ChatMessage, LLMResponse
+from hindsight.models import LLMUsage
 
 Reply = str | LLMResponse | BaseException
 

@@ -23,8 +23,7 @@ from hindsight.embed.base import Embedder
 from hindsight.errors import LLMRequestError
 from hindsight.jobs import RetainEvent
 from hindsight.llm.base import LLM, ChatMessage, LLMResponse
-from hindsight.models import BankProfile, Network
-from hindsight.reflect.types import Verdict
+from hindsight.models import BankProfile, Network, Verdict
 from hindsight.store.base import PendingItem
 from hindsight.store.sqlite import SQLiteStore
 from hindsight.store.sqlite_schema import SCHEMA

@@ -11,16 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hindsight.config import EntityConfig
-from hindsight.models import EntityMention
-from hindsight.retain.entities import (
-    EntityCandidate,
-    EntityResolver,
-    Resolution,
-    blocking_keys,
-    clean_mention,
-    normalize_name,
-)
-from hindsight.retain.nicknames import GIVEN_NAMES, NICKNAMES
+from hindsight.models import EntityCandidate, EntityMention
+from hindsight.nicknames import GIVEN_NAMES, NICKNAMES
+from hindsight.retain.entities import EntityResolver, Resolution, blocking_keys, clean_mention, normalize_name
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc)
 

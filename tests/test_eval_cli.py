@@ -9,14 +9,13 @@ from typing import Any
 import pytest
 
 from eval import locomo, longmemeval
-from eval.hindsight_system import recall_available, retain_key, system_config
+from eval.hindsight_system import retain_key, system_config
 from hindsight.embed.base import Embedder
 from hindsight.errors import ConfigError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LME = FIXTURES / "longmemeval_tiny.json"
 LOCOMO = FIXTURES / "locomo_tiny.json"
-needs_recall = pytest.mark.skipif(not recall_available(), reason="hindsight.bank.Bank has no recall() yet")
 
 
 def _run(script: Any, data: Path, tmp_path: Path, systems: list[str], embedder: Embedder | None = None) -> Path:
@@ -88,7 +87,6 @@ def test_locomo_bm25_and_hybrid(tmp_path: Path, minilm: Embedder) -> None:
     assert bm25["metrics"]["category5.evidence_recall@5"] == per_q["conv-t1:q2"]
 
 
-@needs_recall
 def test_hindsight_end_to_end(tmp_path: Path, minilm: Embedder) -> None:
     out = _run(longmemeval, LME, tmp_path, ["hindsight", "hindsight-no-graph"], minilm)
     for name in ("hindsight", "hindsight-no-graph"):
@@ -172,7 +170,6 @@ def test_a_code_change_starts_new_results_and_keeps_the_old_ones(
     assert "1 earlier result file(s) of another config or code version" in capsys.readouterr().out
 
 
-@needs_recall
 def test_banks_retained_by_another_code_version_are_reused_and_reported(
     tmp_path: Path, minilm: Embedder, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from hindsight import ConfigError, HindsightConfig
-from hindsight.retain.extractor import make_extractor
+from hindsight.retain.factory import make_extractor
 from hindsight.retain.llm_extractor import LLMExtractor
 from hindsight.retain.nlp_extractor import NLPExtractor
 from tests.fake_llm import FakeScriptedLLM

@@ -20,9 +20,8 @@ from hindsight import Hindsight, HindsightConfig, Message
 from hindsight.bank import Bank
 from hindsight.embed.base import Embedder
 from hindsight.llm.base import LLM, ChatMessage, LLMResponse
-from hindsight.models import MemoryUnit, Network
+from hindsight.models import MemoryUnit, Network, OpinionEvent, Verdict
 from hindsight.reflect.forgetting import Replayed, replay_without
-from hindsight.reflect.types import OpinionEvent, Verdict
 from tests.bank_state import copy_memdir
 
 MARKER = "kestrelmarker"

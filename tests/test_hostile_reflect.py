@@ -64,7 +64,7 @@ def snapshot(bank: Bank) -> Snapshot:
         (o.id, len(h), h[-1].confidence, h[-1].text)
         for o in bank.units(Network.OPINION) if (h := bank.opinion_history(o.id))
     ))  # fmt: skip
-    return Snapshot(bank_state(bank), histories, bank.profile(), bank._engine.store.pending_count(bank.id))
+    return Snapshot(bank_state(bank), histories, bank.profile(), bank._services.store.pending_count(bank.id))
 
 
 Check = Callable[[Any, Ctx, Snapshot], None]

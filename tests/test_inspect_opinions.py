@@ -17,7 +17,7 @@ from hindsight.embed.base import Embedder
 from hindsight.errors import InvalidInputError, UnitNotFoundError
 from hindsight.inspect import opinion_summary, opinion_trajectories, opinion_trajectory, plots
 from hindsight.inspect.render import opinions_table, trajectory_table
-from hindsight.reflect.types import Verdict
+from hindsight.models import Verdict
 from hindsight.reflect.writer import OPINIONS_DOCUMENT, DerivedUnit, UnitWriter
 from hindsight.sample import load_opinion_story
 from tests.fake_llm import FakeScriptedLLM
@@ -133,7 +133,7 @@ def test_an_opinion_without_history_shows_as_formed(memdir: Path, minilm: Embedd
             sources=bank.units(),
             confidence=0.4,
         )
-        [unit] = UnitWriter(hs.config, hs.store, hs.embedder).write(bank._handle(), [derived])  # no history event
+        [unit] = UnitWriter(hs.config, hs.store, hs.embedder).write(bank.handle(), [derived])  # no history event
         [t] = opinion_trajectories(bank)
         assert [(p.verdict, p.confidence, p.time, p.evidence) for p in t.points] == [
             (Verdict.FORMED, 0.4, unit.mentioned_at, [])

@@ -43,8 +43,8 @@ def sql(engine: Hindsight, statement: str, *params: object) -> None:
 def label_of(bank: Bank, unit_id: str) -> int:
     return next(
         label
-        for label, uid in bank._engine.store.labels_to_ids(
-            bank.id, sorted(bank._engine.store.live_labels(bank.id))
+        for label, uid in bank._services.store.labels_to_ids(
+            bank.id, sorted(bank._services.store.live_labels(bank.id))
         ).items()
         if uid == unit_id
     )
@@ -86,22 +86,22 @@ def _lexical_stale(bank: Bank) -> None:
 
 
 def _short_embedding(bank: Bank) -> None:
-    sql(bank._engine, "UPDATE units SET embedding=x'0000' WHERE id=?", a_unit_with_entities(bank)[0])
+    sql(bank._services, "UPDATE units SET embedding=x'0000' WHERE id=?", a_unit_with_entities(bank)[0])
 
 
 def _short_segment_embeddings(bank: Bank) -> None:
-    sql(bank._engine, "UPDATE units SET segment_embeddings=x'0000' WHERE id=?", a_unit_with_entities(bank)[0])
+    sql(bank._services, "UPDATE units SET segment_embeddings=x'0000' WHERE id=?", a_unit_with_entities(bank)[0])
 
 
 def _nan_embedding(bank: Bank) -> None:
     blob = np.full(bank.indexes.vectors.dim, np.nan, np.float32).tobytes()
-    sql(bank._engine, "UPDATE units SET embedding=? WHERE id=?", blob, a_unit_with_entities(bank)[0])
+    sql(bank._services, "UPDATE units SET embedding=? WHERE id=?", blob, a_unit_with_entities(bank)[0])
 
 
 def _link_to_nowhere(bank: Bank) -> None:
     _, label = a_unit_with_entities(bank)
     sql(
-        bank._engine,
+        bank._services,
         "INSERT INTO links(bank_id, src, dst, type, weight) VALUES(?,?,?,?,?)",
         bank.id,
         label,
@@ -112,13 +112,13 @@ def _link_to_nowhere(bank: Bank) -> None:
 
 
 def _link_into_another_bank(bank: Bank) -> None:
-    other = bank._engine.bank("other").units()[0].id
+    other = bank._services.bank("other").units()[0].id
     sql(
-        bank._engine,
+        bank._services,
         "INSERT INTO links(bank_id, src, dst, type, weight) VALUES(?,?,?,?,?)",
         bank.id,
         a_unit_with_entities(bank)[1],
-        label_of(bank._engine.bank("other"), other),
+        label_of(bank._services.bank("other"), other),
         "semantic",
         0.9,
     )
@@ -126,34 +126,34 @@ def _link_into_another_bank(bank: Bank) -> None:
 
 def _unit_entity_without_entity(bank: Bank) -> None:
     sql(
-        bank._engine,
+        bank._services,
         "INSERT INTO unit_entities(unit_label, entity_id) VALUES(?, 'ent-nobody')",
         a_unit_with_entities(bank)[1],
     )
 
 
 def _unit_entity_without_unit(bank: Bank) -> None:
-    sql(bank._engine, "INSERT INTO unit_entities(unit_label, entity_id) VALUES(?, ?)", MISSING, bank.entities()[0].id)
+    sql(bank._services, "INSERT INTO unit_entities(unit_label, entity_id) VALUES(?, ?)", MISSING, bank.entities()[0].id)
 
 
 def _orphan_entity(bank: Bank) -> None:
     sql(
-        bank._engine,
+        bank._services,
         "INSERT INTO entities(id, bank_id, name, label) VALUES('ent-orphan', ?, 'Ghost', 'PERSON')",
         bank.id,
     )
 
 
 def _dangling_key(bank: Bank) -> None:
-    sql(bank._engine, "INSERT INTO entity_keys(bank_id, key, entity_id) VALUES(?, 'ghost', 'ent-nobody')", bank.id)
+    sql(bank._services, "INSERT INTO entity_keys(bank_id, key, entity_id) VALUES(?, 'ghost', 'ent-nobody')", bank.id)
 
 
 def _unit_without_document(bank: Bank) -> None:
-    sql(bank._engine, "DELETE FROM documents WHERE bank_id=? AND id='d2'", bank.id)
+    sql(bank._services, "DELETE FROM documents WHERE bank_id=? AND id='d2'", bank.id)
 
 
 def _entity_names_differ(bank: Bank) -> None:
-    sql(bank._engine, "UPDATE units SET entities='[\"Somebody Else\"]' WHERE id=?", a_unit_with_entities(bank)[0])
+    sql(bank._services, "UPDATE units SET entities='[\"Somebody Else\"]' WHERE id=?", a_unit_with_entities(bank)[0])
 
 
 CORRUPTIONS: list[tuple[Callable[[Bank], None], ProblemKind]] = [
@@ -186,7 +186,7 @@ def test_each_corruption_is_reported_as_exactly_its_kind(
     assert report.kinds == {kind}, str(report)
     assert all(p.ids for p in report.problems)
     assert kind.value in str(report)
-    other = bank._engine.bank("other").check()
+    other = bank._services.bank("other").check()
     # A link across banks is wrong from both sides; anything else is not blamed on the other bank.
     assert other.kinds == ({kind} if corrupt is _link_into_another_bank else set())
 
@@ -211,7 +211,7 @@ def test_updating_a_document_keeps_the_entities_its_new_version_mentions(bank: B
     )
     report = bank.check()
     assert report.ok, str(report)
-    (unit,) = bank._engine.store.document_units(bank.id, "upd")
+    (unit,) = bank._services.store.document_units(bank.id, "upd")
     assert {"Omar", "Lena", "Lisbon"} <= set(unit.entities)
     assert {"Omar", "Lena", "Lisbon"} <= {e.name for e in bank.entities()}
     assert "Kyoto" not in {e.name for e in bank.entities()}  # only the old version mentioned it

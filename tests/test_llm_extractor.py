@@ -10,15 +10,8 @@ from typing import Any
 import pytest
 
 from hindsight.errors import ExtractionError, LLMError
-from hindsight.llm.base import (
-    ChatMessage,
-    LLMResponse,
-    LLMUsage,
-    ReplyFormatError,
-    StructuredOutputError,
-    parse_json_reply,
-)
-from hindsight.models import CausalKind, Document, Network, Turn
+from hindsight.llm.base import ChatMessage, LLMResponse, ReplyFormatError, StructuredOutputError, parse_json_reply
+from hindsight.models import CausalKind, Document, LLMUsage, Network, Turn
 from hindsight.retain.llm_extractor import LLMExtractor, compose_text, time_phrase
 from hindsight.retain.llm_prompts import extraction_messages
 from hindsight.retain.llm_schema import MAX_FACTS_PER_CALL, ExtractedFactOut, FactExtractionOut

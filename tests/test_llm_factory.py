@@ -10,12 +10,12 @@ from hindsight import Hindsight, HindsightConfig
 from hindsight.config import LLMConfig
 from hindsight.embed.base import Embedder
 from hindsight.errors import ConfigError, LLMNotConfiguredError
-from hindsight.llm.base import ChatMessage, LLMUsage
+from hindsight.llm.base import ChatMessage
 from hindsight.llm.factory import llm_required, make_llm, resolve_settings
 from hindsight.llm.llamacpp_backend import LlamaCppLLM
 from hindsight.llm.openai_backend import OpenAICompatibleLLM
 from hindsight.llm.usage import MeteredLLM, UsageCounters, bank_scope
-from hindsight.models import Message
+from hindsight.models import LLMUsage, Message
 from tests.fake_llm import FakeScriptedLLM
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from hindsight import Hindsight, HindsightConfig, Message
 from hindsight.embed.base import Embedder
 from hindsight.errors import StoreClosedError
-from hindsight.llm.base import LLMUsage
 from hindsight.llm.usage import UsageCounters, bank_scope
+from hindsight.models import LLMUsage
 from tests.fake_llm import FakeScriptedLLM
 
 FACTS = '{"facts": [{"what": "Ana adopted a cat named Miso.", "fact_type": "world", "entities": ["Ana"]}]}'

@@ -7,7 +7,9 @@ import pytest
 from hindsight.config import LimitsConfig
 from hindsight.errors import ContentTooLargeError, InvalidInputError
 from hindsight.models import Message
-from hindsight.retain.normalize import clean_text, content_hash, normalize, parse_time, strip_private
+from hindsight.retain.normalize import content_hash, normalize
+from hindsight.temporal.values import parse_time
+from hindsight.text import clean_text, strip_private
 
 LIMITS = LimitsConfig()
 

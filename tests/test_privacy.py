@@ -10,7 +10,7 @@ import pytest
 
 from hindsight import Hindsight, HindsightConfig, Message
 from hindsight.embed.base import Embedder
-from hindsight.retain.normalize import clean_text, strip_private
+from hindsight.text import clean_text, strip_private
 from tests.fake_llm import FakeScriptedLLM
 
 MARKER = "privmark7731"

@@ -15,9 +15,10 @@ from hindsight import Hindsight, InvalidInputError
 from hindsight.bank import Bank
 from hindsight.config import EntityConfig, LimitsConfig
 from hindsight.embed.base import Embedder
-from hindsight.models import EntityMention
-from hindsight.retain.entities import SURNAME_SCORE, EntityCandidate, EntityResolver
-from hindsight.retain.normalize import has_visible, normalize
+from hindsight.models import EntityCandidate, EntityMention
+from hindsight.retain.entities import SURNAME_SCORE, EntityResolver
+from hindsight.retain.normalize import normalize
+from hindsight.text import has_visible
 from tests.bank_state import bank_state, seed
 from tests.test_entities import candidates, datetimes, labels, names
 

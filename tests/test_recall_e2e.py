@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import sqlite3
 import threading
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -27,9 +28,9 @@ from hindsight.recall.lexical import lexical_search
 from hindsight.recall.pack import pack
 from hindsight.recall.pipeline import RecallPipeline
 from hindsight.recall.types import Channel, RecallHit, RecallResult
-from hindsight.retain.temporal import format_date
 from hindsight.sample import load_sample
 from hindsight.store.base import UnitFilter
+from hindsight.temporal.expressions import format_date
 
 QT = datetime(2024, 7, 10, 12, tzinfo=timezone.utc)
 APRIL = (datetime(2024, 4, 1, tzinfo=timezone.utc), datetime(2024, 5, 1, tzinfo=timezone.utc))
@@ -241,7 +242,7 @@ def test_hostile_queries_never_raise(bank: Bank, query: str) -> None:
     result = bank.recall(query, budget=500, query_time=QT)
     assert result.tokens_used <= 500
     ids = [h.unit.id for h in result.hits]
-    assert len(bank._engine.store.get_units(bank.id, ids)) == len(ids)
+    assert len(bank._services.store.get_units(bank.id, ids)) == len(ids)
 
 
 def test_bad_arguments_are_typed_errors(bank: Bank) -> None:
@@ -289,11 +290,18 @@ def test_an_answer_follows_its_question(engine: Hindsight, bank: Bank, monkeypat
     assert hit_with(off, "Every Saturday morning")[0] > hit_with(off, "Do you still run along the river?")[0] + 1
 
 
+def _to_the_layout_before_the_lead_column(db: Path) -> None:
+    """Rewrite a store file as hindsight 0.1.0 wrote it: the lead in the unit's metadata JSON, no lead column."""
+    with sqlite3.connect(db, isolation_level=None) as conn:
+        conn.execute("UPDATE units SET metadata=json_set(metadata, '$.lead', lead) WHERE lead IS NOT NULL")
+        conn.execute("ALTER TABLE units DROP COLUMN lead")
+
+
 def test_a_quoted_lead_is_searched_lexically_and_survives_an_index_rebuild(tmp_path: Path, minilm: Embedder) -> None:
     config = HindsightConfig()
     messages = [Message(speaker="Ann", content="Which novel moved you the most?"),
                 Message(speaker="Bob", content="Becoming Nicole, without a doubt.")]
-    for attempt in range(2):
+    for attempt in range(3):
         with Hindsight(tmp_path / "m", config, embedder=minilm) as hs:
             bank = hs.bank("b")
             if attempt == 0:
@@ -304,10 +312,12 @@ def test_a_quoted_lead_is_searched_lexically_and_survives_an_index_rebuild(tmp_p
             else:  # a lexical index of the old layout (or a lost one) is rebuilt from the store, leads included
                 assert bank.indexes.rebuilt == ["lexical"]
             answer = hit_with(bank.recall("novel moved", query_time=QT), "Becoming Nicole")[1]
-            assert answer.unit.metadata["lead"] == "Ann: Which novel moved you the most?"
+            assert answer.unit.lead == "Ann: Which novel moved you the most?" and "lead" not in answer.unit.metadata
             assert channel(answer, Channel.LEXICAL) == 2
             assert answer.unit.text == "Bob: Becoming Nicole, without a doubt."
         (tmp_path / "m" / "banks" / "b" / "lexical.db").unlink()
+        if attempt == 1:  # a store file of the old layout moves its leads into the column when it opens
+            _to_the_layout_before_the_lead_column(tmp_path / "m" / "hindsight.db")
 
 
 def test_hits_explain_themselves(bank: Bank) -> None:

@@ -17,8 +17,8 @@ from hindsight import Hindsight, HindsightConfig, InvalidInputError, ReservedDoc
 from hindsight.config import merged
 from hindsight.embed.base import Embedder
 from hindsight.errors import LLMError, LLMNotConfiguredError
-from hindsight.models import BankProfile, Disposition, LinkType, Network
-from hindsight.reflect.types import RejectReason, Verdict
+from hindsight.models import BankProfile, Disposition, LinkType, Network, Verdict
+from hindsight.reflect.types import RejectReason
 from tests.fake_llm import FakeScriptedLLM
 
 ANSWER = "Alice works at Google [1] and adopted a cat [2]. I think Alice is settling in well."

@@ -23,8 +23,8 @@ from hindsight.config import merged
 from hindsight.embed.base import Embedder
 from hindsight.llm.base import LLM, ChatMessage
 from hindsight.llm.local_models import installed_model
+from hindsight.models import Verdict
 from hindsight.reflect.schemas import OpinionOut
-from hindsight.reflect.types import Verdict
 
 pytest.importorskip("llama_cpp")
 
@@ -92,7 +92,7 @@ def test_reinforcement_and_observations_with_the_local_model(alice: Hindsight) -
     assert 1 <= len(observations) <= 7 and all(o.metadata["source_units"] for o in observations)
     assert all(not o.text.lower().startswith(("i ", "i'm")) for o in observations)  # third person
     former = alice.reasoner.former
-    [formed] = former.store_opinions(bank._handle(), [OpinionOut(opinion="I think Alice loves hiking.",
+    [formed] = former.store_opinions(bank.handle(), [OpinionOut(opinion="I think Alice loves hiking.",
                                                                  confidence=0.5)], bank.units(), [])
     bank.retain("Alice said she hates hiking now and sold all her hiking gear.", timestamp="2024-10-01")
     report = bank.process_pending()
@@ -129,7 +129,7 @@ def test_reinforcement_follows_the_facts_with_qwen_1_5b(
         bank = hs.bank("b")
         bank.retain("Alice went hiking in Yosemite every weekend this summer.", timestamp="2024-08-01")
         [formed] = hs.reasoner.former.store_opinions(
-            bank._handle(), [OpinionOut(opinion="I think Alice loves hiking.", confidence=0.5)], bank.units(), [])
+            bank.handle(), [OpinionOut(opinion="I think Alice loves hiking.", confidence=0.5)], bank.units(), [])
         bank.retain(fact, timestamp="2024-10-01")
         report = bank.process_pending()
         assert report.failures == 0

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from hindsight.llm.base import ChatMessage, LLMResponse, LLMUsage, schema_instruction
+from hindsight.llm.base import ChatMessage, LLMResponse, schema_instruction
 from hindsight.llm.llamacpp_backend import LlamaCppLLM
 from hindsight.llm.schema import model_facing, with_max_items
-from hindsight.models import BankProfile, Disposition, MemoryUnit, Network, Source
+from hindsight.models import BankProfile, Disposition, LLMUsage, MemoryUnit, Network, OpinionEvent, Source, Verdict
 from hindsight.recall.types import RecallHit
 from hindsight.reflect.answer import cited_ids
 from hindsight.reflect.background import clip
@@ -30,7 +30,7 @@ from hindsight.reflect.schemas import (
     OpinionOut,
     OpinionsOut,
 )
-from hindsight.reflect.types import Assessment, OpinionEvent, Verdict
+from hindsight.reflect.types import Assessment
 from hindsight.store.base import PendingItem, WriteBatch
 from hindsight.store.sqlite import SQLiteStore
 from hindsight.store.sqlite_schema import SCHEMA

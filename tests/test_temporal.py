@@ -1,4 +1,4 @@
-"""Tests for temporal normalization (hindsight.retain.temporal)."""
+"""Tests for temporal normalization (hindsight.temporal.expressions)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hindsight.retain.temporal import (
+from hindsight.temporal.expressions import (
     TimeSpan,
     find_time_expressions,
     format_date,
@@ -41,7 +41,7 @@ def _no_swallowed_errors() -> Iterator[None]:
             records.append(record)
 
     handler = _Collect(level=logging.WARNING)
-    logger = logging.getLogger("hindsight.retain.temporal")
+    logger = logging.getLogger("hindsight.temporal.expressions")
     logger.addHandler(handler)
     try:
         yield

@@ -17,6 +17,7 @@ from hindsight.inspect.graphs import entity_neighbourhood, write_graph
 from hindsight.inspect.opinions import opinion_summary
 from hindsight.inspect.render import components_table, counts_table, entities_table, explain_table, opinions_table
 from hindsight.inspect.stats import graph_stats
+from hindsight.recall.request import DEFAULT_BUDGET
 
 if TYPE_CHECKING:
     from hindsight.engine import Hindsight
@@ -109,7 +110,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument("bank")
     p.add_argument("query")
     p.add_argument("--top-k", type=int, default=10)
-    p.add_argument("--budget", type=int, default=4096)
+    p.add_argument("--budget", type=int, default=DEFAULT_BUDGET)
     p.add_argument("--query-time", default=None, help="ISO date that relative phrases in the query refer to")
     p.add_argument("--out", default=None, help="also plot the channel contributions (.png/.svg)")
     p.set_defaults(func=cmd_explain)

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 
 from hindsight.errors import InvalidInputError, UnitNotFoundError
-from hindsight.models import MemoryUnit, Network
-from hindsight.reflect.types import OpinionEvent, Verdict
+from hindsight.models import MemoryUnit, Network, OpinionEvent, Verdict
 
 if TYPE_CHECKING:
     from hindsight.bank import Bank

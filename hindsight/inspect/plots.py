@@ -23,8 +23,8 @@ from hindsight.inspect.explain import RecallExplanation
 from hindsight.inspect.graphs import Layout, graph_layout, links_to_draw, top_subgraph
 from hindsight.inspect.opinions import OpinionTrajectory
 from hindsight.inspect.render import short_text
+from hindsight.models import Verdict
 from hindsight.recall.types import Channel
-from hindsight.reflect.types import Verdict
 
 NETWORK_COLOURS = {"world": "#4C78A8", "experience": "#F58518", "opinion": "#E45756", "observation": "#54A24B"}
 ENTITY_COLOUR = "#B8B0AC"

@@ -13,6 +13,7 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from hindsight.errors import LLMError, LLMRequestError
+from hindsight.models import LLMUsage
 
 logger = logging.getLogger(__name__)
 
@@ -43,25 +44,6 @@ class ChatMessage:
     role: Role
     content: str
 
-
-@dataclass
-class LLMUsage:
-    """Token counts and number of calls; add two usages to accumulate them."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def __add__(self, other: LLMUsage) -> LLMUsage:
-        return LLMUsage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.calls + other.calls,
-        )
 
 
 @dataclass

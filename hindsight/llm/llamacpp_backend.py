@@ -12,7 +12,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from hindsight.errors import LLMNotConfiguredError, LLMRequestError
-from hindsight.llm.base import LLM, ChatMessage, LLMResponse, LLMUsage
+from hindsight.llm.base import LLM, ChatMessage, LLMResponse
+from hindsight.models import LLMUsage
 
 logger = logging.getLogger(__name__)
 

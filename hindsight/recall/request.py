@@ -10,8 +10,12 @@ from typing import Any
 
 from hindsight.errors import ContentTooLargeError, InvalidInputError
 from hindsight.models import Network
-from hindsight.retain.normalize import clean_text, parse_time, strip_private
 from hindsight.store.base import UnitFilter
+from hindsight.temporal.values import parse_time
+from hindsight.text import clean_text, strip_private
+
+# The token budget of a recall when the caller gives none.
+DEFAULT_BUDGET = 4096
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ from datetime import datetime
 
 from hindsight.recall.ranked import RankedItem
 from hindsight.recall.types import TimeRange
-from hindsight.retain.temporal import find_time_expressions
-from hindsight.retain.temporal_patterns import VAGUE_RE
 from hindsight.store.base import MemoryStore, UnitFilter
+from hindsight.temporal.expressions import find_time_expressions
+from hindsight.temporal.patterns import VAGUE_RE
 
 _DAY_S = 86_400.0
 # Units whose occurrence overlaps the query's range but whose midpoint lies farther outside it than this score 0,

@@ -10,16 +10,8 @@ from typing import Any
 
 from hindsight.config import ReflectConfig
 from hindsight.errors import InvalidInputError, LLMError
-from hindsight.llm.base import (
-    LLM,
-    ChatMessage,
-    LLMResponse,
-    LLMUsage,
-    StructuredOutputError,
-    as_llm_error,
-    is_refusal,
-)
-from hindsight.models import BankProfile
+from hindsight.llm.base import LLM, ChatMessage, LLMResponse, StructuredOutputError, as_llm_error, is_refusal
+from hindsight.models import BankProfile, LLMUsage
 from hindsight.recall.pipeline import RecallPipeline
 from hindsight.recall.request import non_negative_int
 from hindsight.recall.types import RecallHit
@@ -29,8 +21,8 @@ from hindsight.reflect.opinions import OpinionFormer
 from hindsight.reflect.prompts import answer_messages, memory_line, opinion_messages
 from hindsight.reflect.types import ReflectResult, Usage
 from hindsight.reflect.writer import SourcesForgottenError
-from hindsight.retain.normalize import has_visible, safe_text
-from hindsight.retain.pipeline import BankHandle
+from hindsight.text import has_visible, safe_text
+from hindsight.units import BankHandle
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hindsight.llm.base import LLM, LLMUsage
+from hindsight.llm.base import LLM
+from hindsight.models import LLMUsage
 from hindsight.reflect.prompts import background_messages
 from hindsight.reflect.schemas import BackgroundOut
 from hindsight.text import split_sentences

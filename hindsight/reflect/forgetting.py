@@ -19,8 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from hindsight.models import MemoryUnit, Network
-from hindsight.reflect.types import OpinionEvent
+from hindsight.models import MemoryUnit, Network, OpinionEvent
 from hindsight.store.base import MemoryStore, PendingItem, UnitUpdate
 
 Embed = Callable[[list[str]], tuple[np.ndarray, list[str]]]  # texts -> (vectors, embedding hashes)

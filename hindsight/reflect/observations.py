@@ -9,15 +9,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from hindsight.llm.base import LLMUsage
 from hindsight.llm.schema import with_max_items
-from hindsight.models import MemoryUnit, Network
+from hindsight.models import LLMUsage, MemoryUnit, Network
 from hindsight.reflect.prompts import observation_messages
 from hindsight.reflect.reinforce import FACT_NETWORKS
 from hindsight.reflect.schemas import ObservationsOut
 from hindsight.reflect.stage import Stage
 from hindsight.reflect.writer import DerivedUnit, observations_document
-from hindsight.retain.pipeline import BankHandle
+from hindsight.units import BankHandle
 
 log = logging.getLogger(__name__)
 

@@ -13,15 +13,15 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from hindsight.llm.base import ChatMessage, LLMUsage
+from hindsight.llm.base import ChatMessage
 from hindsight.llm.schema import with_max_items
-from hindsight.models import MemoryUnit, Network
+from hindsight.models import LLMUsage, MemoryUnit, Network, OpinionEvent, Verdict
 from hindsight.reflect.schemas import OpinionOut, OpinionsOut
 from hindsight.reflect.stage import Stage
-from hindsight.reflect.types import OpinionChange, OpinionEvent, Verdict
+from hindsight.reflect.types import OpinionChange
 from hindsight.reflect.writer import OPINIONS_DOCUMENT, DerivedUnit
-from hindsight.retain.pipeline import BankHandle
 from hindsight.store.base import EntityRef, MemoryStore, UnitFilter, UnitUpdate
+from hindsight.units import BankHandle
 
 log = logging.getLogger(__name__)
 

@@ -24,8 +24,8 @@ from hindsight.config import HindsightConfig, ReflectConfig
 from hindsight.embed.base import CachedEmbedder
 from hindsight.errors import ContentTooLargeError, InvalidInputError, LLMError
 from hindsight.jobs import RetainEvent
-from hindsight.llm.base import LLM, LLMUsage, StructuredOutputError
-from hindsight.models import BankProfile
+from hindsight.llm.base import LLM, StructuredOutputError
+from hindsight.models import BankProfile, LLMUsage
 from hindsight.recall.pipeline import RecallPipeline
 from hindsight.reflect.answer import Reflector
 from hindsight.reflect.background import merge_background
@@ -35,9 +35,9 @@ from hindsight.reflect.reinforce import Reinforcer
 from hindsight.reflect.stage import OBSERVE, REINFORCE, is_transient
 from hindsight.reflect.types import PendingReport, ReflectResult, Usage
 from hindsight.reflect.writer import SourcesForgottenError, UnitWriter
-from hindsight.retain.normalize import clean_text, has_visible, strip_private
-from hindsight.retain.pipeline import BankHandle
 from hindsight.store.base import MemoryStore, PendingItem
+from hindsight.text import clean_text, has_visible, strip_private
+from hindsight.units import BankHandle
 
 log = logging.getLogger(__name__)
 

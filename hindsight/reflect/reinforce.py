@@ -18,16 +18,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hindsight.errors import LLMError
-from hindsight.llm.base import LLMUsage, StructuredOutputError
-from hindsight.models import MemoryUnit, Network
+from hindsight.llm.base import StructuredOutputError
+from hindsight.models import LLMUsage, MemoryUnit, Network, OpinionEvent, Verdict
 from hindsight.reflect.opinions import OpinionVectors, updated_confidence
 from hindsight.reflect.prompts import assess_messages
 from hindsight.reflect.schemas import AssessmentOut
 from hindsight.reflect.stage import Stage, is_transient
-from hindsight.reflect.types import OpinionChange, OpinionEvent, Verdict
+from hindsight.reflect.types import OpinionChange
 from hindsight.reflect.writer import Revision, SourcesForgottenError
-from hindsight.retain.pipeline import BankHandle
 from hindsight.store.base import UnitUpdate
+from hindsight.units import BankHandle
 
 log = logging.getLogger(__name__)
 

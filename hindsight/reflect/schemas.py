@@ -14,7 +14,7 @@ from pydantic import AliasChoices, ConfigDict, Field, field_validator
 
 from hindsight.llm.schema import ModelFacing
 from hindsight.reflect.types import Assessment
-from hindsight.retain.normalize import clean_text
+from hindsight.text import clean_text
 
 _ANSWER_ALIASES = {
     "agree": "agrees", "reinforce": "agrees", "reinforces": "agrees", "supports": "agrees", "support": "agrees",

@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import Enum
 
 from pydantic import BaseModel, Field
 
-from hindsight.llm.base import LLMUsage
-from hindsight.models import MemoryUnit
-
-
-class Verdict(str, Enum):
-    """How a piece of evidence bears on an opinion; `formed` marks the opinion's first history entry."""
-
-    FORMED = "formed"
-    REINFORCE = "reinforce"
-    WEAKEN = "weaken"
-    CONTRADICT = "contradict"
-    NEUTRAL = "neutral"
+from hindsight.models import LLMUsage, MemoryUnit, OpinionEvent, Verdict
 
 
 class Assessment(str, Enum):
@@ -39,18 +27,6 @@ class Assessment(str, Enum):
 _VERDICTS = {Assessment.AGREES: Verdict.REINFORCE, Assessment.DOUBTS: Verdict.WEAKEN,
              Assessment.DISAGREES: Verdict.CONTRADICT, Assessment.UNRELATED: Verdict.NEUTRAL}
 
-
-class OpinionEvent(BaseModel):
-    """One point of an opinion's trajectory: its confidence (and text) after evidence arrived. `at` is in the bank's
-    time: when the evidence happened (the latest `mentioned_at` of the facts weighed), or the reflect's query time."""
-
-    unit_id: str
-    verdict: Verdict
-    confidence: float = Field(ge=0.0, le=1.0)
-    text: str
-    evidence: list[str] = Field(default_factory=list)  # unit ids
-    reason: str = ""
-    at: datetime
 
 
 class RejectReason(str, Enum):

@@ -19,12 +19,10 @@ import numpy as np
 from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder
 from hindsight.errors import HindsightError
-from hindsight.models import CausalKind, ExtractedFact, MemoryUnit, Network, Source
-from hindsight.reflect.types import OpinionEvent
-from hindsight.retain.links import CausalTarget, LinkBuilder, LinkInput
-from hindsight.retain.normalize import DERIVED_DOCUMENT_PREFIX
-from hindsight.retain.pipeline import BankHandle, unit_hash
+from hindsight.links import CausalTarget, LinkBuilder, LinkInput
+from hindsight.models import CausalKind, ExtractedFact, MemoryUnit, Network, OpinionEvent, Source
 from hindsight.store.base import MemoryStore, NewUnit, UnitUpdate, WriteBatch
+from hindsight.units import DERIVED_DOCUMENT_PREFIX, BankHandle, unit_hash
 
 
 class SourcesForgottenError(HindsightError):

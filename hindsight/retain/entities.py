@@ -10,18 +10,18 @@ alias; keep `cooccurring` and `context` as `normalize_name(clean_mention(text))`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
 
 from rapidfuzz import fuzz
 
 from hindsight.config import EntityConfig
-from hindsight.models import EntityMention
-from hindsight.retain.names import NameKey, blocking_keys, clean_mention, name_key, normalize_name
-from hindsight.retain.nicknames import GIVEN_NAMES, NICKNAMES
+from hindsight.models import EntityCandidate, EntityMention
+from hindsight.names import NameKey, blocking_keys, clean_mention, name_key, normalize_name
+from hindsight.nicknames import GIVEN_NAMES, NICKNAMES
 
-__all__ = ["EntityCandidate", "EntityResolver", "Resolution", "blocking_keys", "clean_mention", "normalize_name"]
+__all__ = ["EntityResolver", "Resolution", "blocking_keys", "clean_mention", "normalize_name"]
 
 UNKNOWN_LABEL = "ENTITY"
 PREFIX_SCORE = 0.9  # whole-token prefix/subset: "Robert" ~ "Robert Smith"
@@ -32,17 +32,6 @@ _EPS = 1e-9
 _PAIR_CACHE_MAX = 1 << 16
 # spaCy tags the same place GPE or LOC depending on context; other labels must agree.
 _LABEL_GROUP = {"GPE": "PLACE", "LOC": "PLACE"}
-
-@dataclass
-class EntityCandidate:
-    """An existing canonical entity the store proposes for a mention."""
-
-    id: str
-    name: str
-    label: str
-    aliases: list[str] = field(default_factory=list)
-    last_seen: datetime | None = None
-    cooccurring: set[str] = field(default_factory=set)
 
 
 @dataclass

@@ -8,13 +8,14 @@ from collections.abc import Sequence
 from datetime import datetime, time, timedelta
 
 from hindsight.errors import ExtractionError, LLMError
-from hindsight.llm.base import LLM, LLMUsage, StructuredOutputError
+from hindsight.llm.base import LLM, StructuredOutputError
 from hindsight.models import (
     CausalKind,
     CausalRelation,
     Document,
     EntityMention,
     ExtractedFact,
+    LLMUsage,
     Network,
     Source,
     Turn,

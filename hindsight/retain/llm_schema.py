@@ -101,17 +101,6 @@ def _day_bound(day: date, end: bool) -> datetime:
     return datetime.combine(day, time.max if end else time.min, tzinfo=UTC)
 
 
-def is_date_only(value: str) -> bool:
-    """True for a bare YYYY-MM-DD value (a whole day), False for datetimes and other text."""
-    if len(value) != 10:
-        return False
-    try:
-        date.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
-
-
 def _normalize_bound(raw: Any, *, end: bool, field_name: str) -> tuple[str, Granularity] | None:
     """An ISO string (a date unless a time was given) and its granularity; None when absent or bad."""
     if _blank(raw):

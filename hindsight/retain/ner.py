@@ -74,11 +74,6 @@ def _bare(word: str) -> str:
     return re.sub(r"['’]s$", "", word)
 
 
-def name_sentences(text: str) -> list[str]:
-    """The sentences of `text` that may contain a name; NER sees only a few tokens of context anyway."""
-    return [m.group(0).strip() for m in _SENTENCES.finditer(text) if may_contain_name(m.group(0).strip())]
-
-
 class SpacyNER:
     """Batched spaCy NER restricted to configured labels, run only on sentences that may hold a name."""
 

@@ -22,7 +22,7 @@ from hindsight.models import (
 )
 from hindsight.retain.extractor import Extractor
 from hindsight.retain.ner import SpacyNER
-from hindsight.retain.temporal import find_time_expressions
+from hindsight.temporal.expressions import find_time_expressions
 from hindsight.text import pack_sentences, split_sentences
 
 log = logging.getLogger(__name__)

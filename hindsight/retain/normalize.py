@@ -13,80 +13,19 @@ from pydantic import ValidationError
 
 from hindsight.config import LimitsConfig
 from hindsight.errors import ContentTooLargeError, InvalidInputError, ReservedDocumentIdError
-from hindsight.models import Document, Message, Turn, as_utc
+from hindsight.models import Document, Message, Turn
+from hindsight.temporal.values import parse_time
+from hindsight.text import clean_text, has_visible, strip_private
+from hindsight.units import DERIVED_DOCUMENT_PREFIX
 
 log = logging.getLogger(__name__)
 
-_PRIVATE_TAG = re.compile(r"<\s*(/?)\s*private\s*>", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _DOC_ID = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
-# Document ids of derived memory (opinions, observations) start with this; retain refuses them, so that a user
-# document can never replace or be mistaken for the engine's own units.
-DERIVED_DOCUMENT_PREFIX = "_"
-# A character that shows: not whitespace, a control, a zero-width or direction mark, a BOM or a lone surrogate.
-_VISIBLE = re.compile(r"[^\s\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\ud800-\udfff]")
-
-
-def strip_private(text: str) -> str:
-    """Blank out <private>...</private> spans, keeping offsets stable. Spans nest (the outermost pair counts), an
-    unclosed tag hides the rest, and a stray closing tag is blanked too."""
-    if "<" not in text:
-        return text
-    spans: list[tuple[int, int]] = []
-    depth = opened = 0
-    for m in _PRIVATE_TAG.finditer(text):
-        if not m.group(1):
-            opened, depth = (m.start() if depth == 0 else opened), depth + 1
-        elif depth == 0:
-            spans.append((m.start(), m.end()))
-        else:
-            depth -= 1
-            if depth == 0:
-                spans.append((opened, m.end()))
-    if depth:
-        spans.append((opened, len(text)))
-    pieces, pos = [], 0
-    for start, end in spans:
-        pieces += [text[pos:start], " " * (end - start)]
-        pos = end
-    return "".join([*pieces, text[pos:]])
-
-
-def has_visible(text: str) -> bool:
-    """True when some character of `text` shows (zero-width, direction marks and controls alone do not)."""
-    return _VISIBLE.search(text) is not None
-
-
-def safe_text(text: str) -> str:
-    """Text without control characters (but tabs and line breaks) or lone surrogates, which storage cannot hold."""
-    return _CONTROL.sub(" ", text).encode("utf-8", "replace").decode("utf-8")
-
-
-def clean_text(text: str) -> str:
-    """Make text safe to store: no control characters or lone surrogates; whitespace runs collapsed."""
-    return " ".join(safe_text(text).split())
 
 
 def _clean_name(name: str | None) -> str | None:
     return clean_text(strip_private(name or "")) or None
-
-
-def parse_time(value: Any, what: str) -> datetime | None:
-    """Accept a datetime or an ISO string (naive = UTC); anything else is an InvalidInputError."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value.strip())
-        except ValueError as exc:
-            raise InvalidInputError(f"{what} is not an ISO date: {value[:64]!r}") from exc
-    if not isinstance(value, datetime):
-        raise InvalidInputError(f"{what} must be a datetime or ISO string, got {type(value).__name__}")
-    try:
-        return as_utc(value)
-    except (OverflowError, ValueError) as exc:
-        raise InvalidInputError(f"{what} is out of range: {value!r}") from exc
 
 
 def _is_id(value: Any) -> bool:

@@ -2,29 +2,26 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
 
 import numpy as np
 
 from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder
-from hindsight.index.manager import BankIndexes
 from hindsight.jobs import JobQueue, RetainEvent
-from hindsight.models import Document, ExtractedFact, MemoryUnit, RetainResult
+from hindsight.links import CausalTarget, LinkBuilder, LinkInput
+from hindsight.models import Content, Document, ExtractedFact, MemoryUnit, RetainResult, TimeArg
 from hindsight.retain.entities import EntityResolver
 from hindsight.retain.extractor import Extractor
-from hindsight.retain.links import CausalTarget, LinkBuilder, LinkInput
 from hindsight.retain.normalize import content_hash, normalize
 from hindsight.retain.resolve import resolve_entities
-from hindsight.retain.temporal import format_date
 from hindsight.store.base import DocumentRecord, MemoryStore, NewUnit, PendingItem, WriteBatch
+from hindsight.temporal.expressions import format_date
+from hindsight.units import BankHandle, unit_hash
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +30,10 @@ log = logging.getLogger(__name__)
 class RetainRequest:
     """The arguments of one retain call, for retain_many."""
 
-    content: Any
-    timestamp: Any = None
-    context: Any = None
-    document_id: Any = None
+    content: Content
+    timestamp: TimeArg | None = None
+    context: str | None = None
+    document_id: str | None = None
 
 
 @dataclass
@@ -51,14 +48,6 @@ class _Prepared:
     to_embed: list[str]  # distinct texts (and segments) of the units the document does not hold yet
     unchanged: RetainResult | None = None
 
-
-@dataclass
-class BankHandle:
-    """The per-bank state the pipeline writes through."""
-
-    bank_id: str
-    indexes: BankIndexes
-    lock: threading.RLock
 
 
 def describe_time(fact: ExtractedFact) -> str:
@@ -77,17 +66,6 @@ def embed_text(fact: ExtractedFact) -> str:
     date = format_date(fact.occurred_start or fact.mentioned_at)
     return fact.text if date in fact.text else f"{fact.text} ({describe_time(fact)})"
 
-
-def unit_metadata(fact: ExtractedFact) -> dict[str, Any]:
-    """The stored unit's metadata: the extractor's, plus the lead the lexical index searches."""
-    return {**fact.metadata, "lead": fact.lead} if fact.lead else fact.metadata
-
-
-def unit_hash(fact: ExtractedFact, text_for_embedding: str) -> str:
-    # The lead and segments join the key only when there are some, so other units keep the hashes they had.
-    key = "\x1f".join([fact.network.value, text_for_embedding, *([fact.lead] if fact.lead else []), *fact.segments,
-                       ",".join(fact.source.turn_ids), str(fact.source.char_start), str(fact.source.char_end)])
-    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class RetainPipeline:
@@ -112,7 +90,8 @@ class RetainPipeline:
         self.links = LinkBuilder(store, config.retain.links)
 
     def retain(
-        self, bank: BankHandle, content: Any, *, timestamp: Any = None, context: Any = None, document_id: Any = None
+        self, bank: BankHandle, content: Content, *, timestamp: TimeArg | None = None, context: str | None = None,
+        document_id: str | None = None,
     ) -> RetainResult:
         [prepared] = self._prepare(bank.bank_id, [RetainRequest(content, timestamp, context, document_id)])
         if prepared.unchanged is not None:
@@ -183,7 +162,7 @@ class RetainPipeline:
                     id=unit_ids[i], bank_id=bank.bank_id, text=f.text, network=f.network,
                     occurred_start=f.occurred_start, occurred_end=f.occurred_end, mentioned_at=f.mentioned_at,
                     confidence=f.confidence, entities=resolved.names[j], source=f.source, context=doc.context,
-                    content_hash=hashes[i], metadata=unit_metadata(f), created_at=now,
+                    content_hash=hashes[i], metadata=f.metadata, created_at=now, lead=f.lead,
                 )
                 segments = np.stack([vectors[s] for s in f.segments]) if f.segments else None
                 new_units.append(NewUnit(unit, texts[i], self.embedder.hash(texts[i]), vector, resolved.ids[j],

@@ -6,14 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from hindsight.models import Entity, EntityAlias, ExtractedFact
-from hindsight.retain.entities import (
-    EntityCandidate,
-    EntityResolver,
-    blocking_keys,
-    clean_mention,
-    normalize_name,
-)
+from hindsight.models import Entity, EntityAlias, EntityCandidate, ExtractedFact
+from hindsight.retain.entities import EntityResolver, blocking_keys, clean_mention, normalize_name
 from hindsight.store.base import EntityWrite, MemoryStore
 
 _COOCCURRENCE_UNITS = 50  # recent units per candidate used for the co-occurrence signal

@@ -11,10 +11,19 @@ from typing import Any
 
 import numpy as np
 
-from hindsight.llm.base import LLMUsage
-from hindsight.models import BankProfile, BankStats, Entity, EntityAlias, Link, LinkType, MemoryUnit, Network
-from hindsight.reflect.types import OpinionEvent
-from hindsight.retain.entities import EntityCandidate
+from hindsight.models import (
+    BankProfile,
+    BankStats,
+    Entity,
+    EntityAlias,
+    EntityCandidate,
+    Link,
+    LinkType,
+    LLMUsage,
+    MemoryUnit,
+    Network,
+    OpinionEvent,
+)
 
 
 @dataclass

@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 # SQLite would otherwise pick a bank_id index and scan the whole bank.
 _UNIT_COLUMNS = (
     "label, id, bank_id, document_id, network, text, occurred_start, occurred_end, mentioned_at, "
-    "confidence, context, content_hash, entities, source, metadata, created_at"
+    "confidence, context, content_hash, entities, source, metadata, created_at, lead"
 )
 
 
@@ -213,11 +213,12 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
             u = nu.unit
             mid = _time_mid(u)
             cur = c.execute(
-                "INSERT INTO units(id, bank_id, document_id, network, text, embed_text, embed_hash, embedding, "
+                "INSERT INTO units(id, bank_id, document_id, network, text, lead, embed_text, embed_hash, embedding, "
                 "segment_embeddings, occurred_start, occurred_end, mentioned_at, t_mid, confidence, context, "
-                "content_hash, entities, source, metadata, created_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "content_hash, entities, source, metadata, created_at) "
+                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    u.id, bank_id, u.source.document_id, u.network.value, u.text, nu.embed_text, nu.embed_hash,
+                    u.id, bank_id, u.source.document_id, u.network.value, u.text, u.lead, nu.embed_text, nu.embed_hash,
                     np.asarray(nu.embedding, dtype=np.float32).tobytes(),
                     None if nu.segment_embeddings is None else np.asarray(nu.segment_embeddings, np.float32).tobytes(),
                     _ts(u.occurred_start),
@@ -370,5 +371,5 @@ def _row_to_unit(r: Sequence[Any]) -> MemoryUnit:
         id=r[1], bank_id=r[2], network=Network(r[4]), text=r[5], occurred_start=_dt(r[6]), occurred_end=_dt(r[7]),
         mentioned_at=_dt(r[8]) or datetime.now(timezone.utc), confidence=r[9], context=r[10], content_hash=r[11],
         entities=json.loads(r[12]), source=Source.model_validate_json(r[13]), metadata=json.loads(r[14]),
-        created_at=_dt(r[15]) or datetime.now(timezone.utc),
+        created_at=_dt(r[15]) or datetime.now(timezone.utc), lead=r[16],
     )

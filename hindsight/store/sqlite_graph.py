@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from hindsight.models import Entity, EntityAlias, Link, LinkType
-from hindsight.retain.entities import EntityCandidate, normalize_name
+from hindsight.models import Entity, EntityAlias, EntityCandidate, Link, LinkType
+from hindsight.names import normalize_name
 from hindsight.store.base import EntityRef, GraphEdge, TimedUnit, TimeNeighbour, UnitEntity, UnitFilter
 from hindsight.store.sqlite_util import chunks as _chunks
 from hindsight.store.sqlite_util import dt as _dt

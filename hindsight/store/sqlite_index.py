@@ -41,7 +41,7 @@ class IndexQueries:
     def indexed_units(self, bank_id: str, labels: list[int] | None = None,
                       with_segments: bool = False) -> list[IndexedUnit]:
         segments = "segment_embeddings" if with_segments else "NULL"
-        sql = ("SELECT label, id, embedding, embed_text, coalesce(json_extract(metadata, '$.lead'), ''), "
+        sql = ("SELECT label, id, embedding, embed_text, coalesce(lead, ''), "
                f"{segments} FROM units WHERE ")
         if labels is None:
             rows = self._query(sql + "bank_id=? ORDER BY label", (bank_id,))

@@ -14,9 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from hindsight.llm.base import LLMUsage
-from hindsight.models import Network
-from hindsight.reflect.types import OpinionEvent, Verdict
+from hindsight.models import LLMUsage, Network, OpinionEvent, Verdict
 from hindsight.store.base import EntityRef, PendingItem, UnitUpdate
 from hindsight.store.sqlite_util import chunks as _chunks
 from hindsight.store.sqlite_util import marks as _marks

@@ -17,6 +17,7 @@ CREATE TABLE IF NOT EXISTS units(
     document_id TEXT NOT NULL,
     network TEXT NOT NULL,
     text TEXT NOT NULL,
+    lead TEXT,
     embed_text TEXT NOT NULL,
     embed_hash TEXT NOT NULL,
     embedding BLOB NOT NULL,
@@ -82,11 +83,26 @@ ADDED_COLUMNS = [
     ("pending_work", "claim", "TEXT"),  # the worker run that holds the item; NULL: queued
     ("pending_work", "requeued", "INTEGER NOT NULL DEFAULT 0"),  # queued again while claimed: run it again
     ("units", "segment_embeddings", "BLOB"),  # float32 rows of the unit's segments; NULL: none
+    ("units", "lead", "TEXT"),  # text quoted from before the unit; NULL: none
 ]
+# Data that moves into a column when it is added, in the same transaction.
+BACKFILLS = {
+    ("units", "lead"): "UPDATE units SET lead=json_extract(metadata, '$.lead'), metadata=json_remove(metadata, "
+                       "'$.lead') WHERE json_extract(metadata, '$.lead') IS NOT NULL",
+}
 
 
 def add_columns(conn: sqlite3.Connection) -> None:
-    """Add the ADDED_COLUMNS a file written by an older hindsight lacks (CREATE IF NOT EXISTS keeps old tables)."""
+    """Add the ADDED_COLUMNS a file written by an older hindsight lacks (CREATE IF NOT EXISTS keeps old tables),
+    each with its backfill in one transaction."""
     for table, column, definition in ADDED_COLUMNS:
         if column not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
-            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+                if (table, column) in BACKFILLS:
+                    conn.execute(BACKFILLS[(table, column)])
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise

@@ -1,13 +1,13 @@
-"""Resolvers for phrases that name a date in `hindsight.retain.temporal`: numeric and written
+"""Resolvers for phrases that name a date in `hindsight.temporal.expressions`: numeric and written
 dates, years, decades, and bare months, seasons and weekdays. Each takes a match of its family's
-template (temporal_patterns) and returns an Interval, or None to reject the match."""
+template (temporal/patterns.py) and returns an Interval, or None to reject the match."""
 
 from __future__ import annotations
 
 import re
 from datetime import date, timedelta
 
-from hindsight.retain.temporal_calendar import (
+from hindsight.temporal.calendar import (
     Interval,
     month_span,
     nearest_year,
@@ -17,7 +17,7 @@ from hindsight.retain.temporal_calendar import (
     year_span,
     year_token,
 )
-from hindsight.retain.temporal_context import (
+from hindsight.temporal.context import (
     Context,
     after_every,
     before_plural_noun,
@@ -25,7 +25,7 @@ from hindsight.retain.temporal_context import (
     modifier_before,
     prev_word,
 )
-from hindsight.retain.temporal_vocab import (
+from hindsight.temporal.vocab import (
     AMBIGUOUS_MONTHS,
     DECADE_WORDS,
     MONTHS,

@@ -1,4 +1,4 @@
-"""Word lists behind `hindsight.retain.temporal`: months, weekdays, numbers, units and the
+"""Word lists behind `hindsight.temporal.expressions`: months, weekdays, numbers, units and the
 context words that decide whether a bare month, weekday or year reads as a date."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What resolvers in `hindsight.retain.temporal` read around a match: the reference, the word
+"""What resolvers in `hindsight.temporal.expressions` read around a match: the reference, the word
 before, a preceding "early"/"the end of", and signs of a habit rather than a date."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from hindsight.retain.temporal_patterns import (
+from hindsight.temporal.patterns import (
     HABITUAL_BEFORE_RE,
     MODIFIER_BEFORE_RE,
     NEXT_WORD_RE,
     PREV_WORD_RE,
 )
-from hindsight.retain.temporal_vocab import DATE_PREPOSITIONS, NOT_PLURAL_NOUNS
+from hindsight.temporal.vocab import DATE_PREPOSITIONS, NOT_PLURAL_NOUNS
 
 
 @dataclass(frozen=True)

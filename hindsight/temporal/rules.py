@@ -1,9 +1,9 @@
-"""Rules behind `hindsight.retain.temporal`: which resolver handles each phrase family, and the
+"""Rules behind `hindsight.temporal.expressions`: which resolver handles each phrase family, and the
 "early"/"mid"/"late" and "the beginning/end of" modifiers that narrow a resolved span.
 
-The rules are split by concern: temporal_vocab (word lists), temporal_patterns (regexes and the
-per-word dispatch), temporal_calendar (calendar arithmetic), temporal_context (what is read
-around a match), temporal_dates and temporal_relative (one resolver per phrase family).
+The rules are split by concern: vocab (word lists), patterns (regexes and the
+per-word dispatch), calendar (calendar arithmetic), context (what is read
+around a match), dates and relative (one resolver per phrase family).
 """
 
 from __future__ import annotations
@@ -14,14 +14,13 @@ from calendar import monthrange
 from collections.abc import Callable
 from datetime import date, timedelta
 
-from hindsight.retain import temporal_dates as dates
-from hindsight.retain import temporal_relative as relative
-from hindsight.retain.temporal_calendar import Interval, add_months
-from hindsight.retain.temporal_context import Context, modifier_before
+from hindsight.temporal import dates, relative
+from hindsight.temporal.calendar import Interval, add_months
+from hindsight.temporal.context import Context, modifier_before
 
 Resolver = Callable[[re.Match[str], Context], Interval | None]
 
-# Family (a template name in temporal_patterns) -> its resolver; None from a resolver rejects the match.
+# Family (a template name in patterns) -> its resolver; None from a resolver rejects the match.
 RESOLVERS: dict[str, Resolver] = {
     "iso": dates.iso_date, "numdate": dates.numeric_date, "mdy": dates.full_date, "dmy": dates.full_date,
     "my": dates.month_year, "md": dates.month_day, "dm": dates.month_day, "ordday": dates.ordinal_day,

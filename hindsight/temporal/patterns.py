@@ -1,4 +1,4 @@
-"""Regexes behind `hindsight.retain.temporal`: one template per phrase family, the per-word
+"""Regexes behind `hindsight.temporal.expressions`: one template per phrase family, the per-word
 dispatch table, the anchors that gate scanning and the context regexes the resolvers consult.
 
 Patterns run on lower-cased text without re.IGNORECASE, and only at words that can start an
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from hindsight.retain.temporal_vocab import (
+from hindsight.temporal.vocab import (
     DECADE_WORDS,
     MONTHS,
     NUMBER_WORDS,
@@ -48,7 +48,7 @@ _TOKENS = {
     "NO_NOUN": r"(?!\s+(?!(?:at|and|or|to|through|until|till|in|on|from|was|is|we|i|it|when|after|before|but|so"
     r"|you|he|she|they|my|our)\b)[a-z])",
 }
-# One template per family, tried in this order at a word; temporal_rules.RESOLVERS resolves them.
+# One template per family, tried in this order at a word; rules.RESOLVERS resolves them.
 _TEMPLATES = {
     "iso": r"(?P<iso_y>[12][0-9]{3})(?P<iso_s>[-/.])(?P<iso_m>1[0-2]|0?[1-9])(?P=iso_s)(?P<iso_d>%(DAY)s)",
     "numdate": r"(?P<nd_a>[0-9]{1,2})(?P<nd_s>[-/.])(?P<nd_b>[0-9]{1,2})(?P=nd_s)"

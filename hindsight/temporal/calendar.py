@@ -1,4 +1,4 @@
-"""Calendar arithmetic behind `hindsight.retain.temporal`: the spans of calendar units, shifts
+"""Calendar arithmetic behind `hindsight.temporal.expressions`: the spans of calendar units, shifts
 by units, and which year a bare month or season falls in."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from calendar import monthrange
 from datetime import date, datetime, timedelta
 
-from hindsight.retain.temporal_vocab import SEASONS
+from hindsight.temporal.vocab import SEASONS
 
 Interval = tuple[date, date, str]  # first day, last day, granularity
 

@@ -1,6 +1,6 @@
-"""Resolvers for phrases counted from the reference in `hindsight.retain.temporal`: "3 days ago",
+"""Resolvers for phrases counted from the reference in `hindsight.temporal.expressions`: "3 days ago",
 "in two weeks", "yesterday", "last/this/next X", rolling windows, vague times and weekends.
-Each takes a match of its family's template (temporal_patterns) and returns an Interval, or None
+Each takes a match of its family's template (temporal/patterns.py) and returns an Interval, or None
 to reject the match."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from hindsight.retain.temporal_calendar import (
+from hindsight.temporal.calendar import (
     Interval,
     month_span,
     relative_season,
@@ -17,8 +17,8 @@ from hindsight.retain.temporal_calendar import (
     unit_span,
     weekend_span,
 )
-from hindsight.retain.temporal_context import Context, modifier_before, prev_word
-from hindsight.retain.temporal_vocab import (
+from hindsight.temporal.context import Context, modifier_before, prev_word
+from hindsight.temporal.vocab import (
     BARE_PLURAL,
     DETERMINERS,
     FUZZY_QUANTITIES,

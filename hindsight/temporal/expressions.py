@@ -5,7 +5,7 @@ Every expression resolves to whole days: ``TimeSpan.start`` is 00:00:00 of the f
 are ignored. Naive inputs are taken as UTC. ``TimeSpan.text`` is the phrase as written, without
 a leading "in"/"on" unless it carries meaning ("in 3 days").
 
-Regex rules do the work (``temporal_rules`` and the ``temporal_*`` modules it lists), tried only
+Regex rules do the work (``rules`` and the modules it lists), tried only
 at words near an anchor (a number or a date word) so that text without one costs a split and a
 set lookup. dateparser is only asked by ``parse_interval``, about a short phrase that has an
 anchor but that the rules cannot resolve whole ("June 5th at 3pm"); it is never run over free
@@ -82,10 +82,10 @@ import string
 from dataclasses import dataclass
 from datetime import datetime, time, timezone
 
-from hindsight.retain import temporal_patterns as patterns
-from hindsight.retain.temporal_calendar import Interval, unit_span
-from hindsight.retain.temporal_context import Context
-from hindsight.retain.temporal_rules import resolve
+from hindsight.temporal import patterns
+from hindsight.temporal.calendar import Interval, unit_span
+from hindsight.temporal.context import Context
+from hindsight.temporal.rules import resolve
 
 logger = logging.getLogger(__name__)
 

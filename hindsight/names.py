@@ -7,8 +7,8 @@ import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
 
-from hindsight.retain import nicknames as lex
-from hindsight.retain.nicknames import NICKNAMES
+from hindsight import nicknames as lex
+from hindsight.nicknames import NICKNAMES
 
 __all__ = ["NameKey", "blocking_keys", "clean_mention", "name_key", "normalize_name"]
 

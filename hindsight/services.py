@@ -1,0 +1,40 @@
+"""What a bank needs from the engine that opened it: the store, the pipelines, its indexes and the work queue."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from hindsight.embed.base import CachedEmbedder
+from hindsight.index.manager import BankIndexes
+from hindsight.recall.pipeline import RecallPipeline
+from hindsight.reflect.reasoner import Reasoner
+from hindsight.retain.pipeline import RetainPipeline
+from hindsight.store.base import MemoryStore, PendingItem
+
+
+class BankServices(Protocol):
+    """The engine's parts a `Bank` uses; the engine provides them, built on first use."""
+
+    @property
+    def store(self) -> MemoryStore: ...
+
+    @property
+    def embedder(self) -> CachedEmbedder: ...
+
+    @property
+    def pipeline(self) -> RetainPipeline: ...
+
+    @property
+    def recall_pipeline(self) -> RecallPipeline: ...
+
+    @property
+    def reasoner(self) -> Reasoner: ...
+
+    def open_indexes(self, bank_id: str) -> BankIndexes:
+        """The bank's derived indexes, opened and caught up with the store."""
+
+    def pending_items(self, fact_ids: list[str], entity_ids: list[str]) -> list[PendingItem]:
+        """The background reasoning that new facts and touched entities call for."""
+
+    def drain(self) -> None:
+        """Wait until the background work queued by earlier retains has run."""
