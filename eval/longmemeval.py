@@ -9,7 +9,8 @@ As in the official code (LongMemEval src/retrieval): abstention (_abs) questions
 has_answer turn are skipped; the baselines index user turns only; a session is relevant when its id contains
 "answer" and one of its user turns has has_answer; a turn ranking is read as sessions, extending k until k distinct
 sessions are covered; NDCG uses the official discount (eval/metrics.py).
-  session.*   DESIGN §7: a relevant session counts through any of its turns; NDCG over the first k sessions.
+  session.*   docs/ARCHITECTURE.md, Measuring: a relevant session counts through any of its turns; NDCG over the
+  first k sessions.
   official.*  the official evaluate_retrieval_turn2session exactly: the non-evidence turns of an evidence session
               count as another, irrelevant session ("noans_..."), and NDCG is taken over turns.
 budget_evidence_recall@B is the share of the relevant turns (user turns with has_answer) inside the context packed

@@ -57,7 +57,8 @@ def _extend(ranked_labels: Sequence[str], k: int) -> tuple[list[str], int]:
 
 
 def session_scores(ranked_sessions: Sequence[str], correct: Collection[str], k: int) -> SessionScores:
-    """Session-level scores at k (DESIGN §7): a turn ranking is read as sessions in the order of their first turn.
+    """Session-level scores at k (docs/ARCHITECTURE.md, Measuring): a turn ranking is read as sessions in the order
+    of their first turn.
 
     k is extended until the top turns cover k distinct sessions; recall_any / recall_all ask whether any / all
     correct sessions are among them, and NDCG ranks those k sessions (relevance 1 for a correct session).

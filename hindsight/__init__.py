@@ -1,5 +1,7 @@
 """hindsight: long-term memory for AI agents (retain, recall, reflect)."""
 
+from importlib.metadata import version
+
 from hindsight.bank import Bank
 from hindsight.config import HindsightConfig
 from hindsight.engine import Hindsight
@@ -35,7 +37,7 @@ from hindsight.models import (
 from hindsight.reflect.types import OpinionChange, PendingReport, ReflectResult
 from hindsight.retain.pipeline import RetainRequest
 
-__version__ = "0.1.0"
+__version__ = version("hindsight-memory")  # pyproject.toml holds the one version
 
 __all__ = [
     "Bank", "BankNotFoundError", "BankProfile", "ConfigError", "ContentTooLargeError", "DirectoryLockedError",

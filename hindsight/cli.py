@@ -13,6 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from hindsight import __version__
 from hindsight.cli_models import add_models_parser
 from hindsight.engine import Hindsight
 from hindsight.errors import HindsightError
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dir", default="./memdir", help="memory directory (default ./memdir)")
     parser.add_argument("--config", default=None, help="YAML config file, or preset:NAME (docs/configuration.md)")
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("--version", action="version", version=f"hindsight {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("retain", help="retain a file or text into a bank")
     p.add_argument("bank")

@@ -83,3 +83,12 @@ def test_demo_reflects_with_the_local_model(
         assert change.unit.id[:8] in out and f"{change.unit.confidence:.2f}" in out
     assert result.opinions or "no opinion formed" in out
     assert all(f"not kept as an opinion ({r.reason.value})" in out for r in result.rejected_opinions)
+
+
+def test_version_is_the_installed_packages(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"hindsight {version('hindsight-memory')}"

@@ -1,4 +1,5 @@
-"""Reflect (CARA, DESIGN §4): recall across all networks, answer in the bank's voice, form opinions, store them."""
+"""Reflect (CARA; docs/ARCHITECTURE.md, Reflect): recall across all networks, answer in the bank's voice, form
+opinions, store them."""
 
 from __future__ import annotations
 

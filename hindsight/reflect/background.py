@@ -1,4 +1,5 @@
-"""Background merging (DESIGN §4): a biographical snippet is merged into the bank's first-person background."""
+"""Background merging (docs/ARCHITECTURE.md, Reflect): a biographical snippet is merged into the bank's first-person
+background."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The opinion network: forming opinions from a reflect answer and the confidence update rule of DESIGN §2.5.
+"""The opinion network: forming opinions from a reflect answer and the confidence update rule (docs/ARCHITECTURE.md,
+Retain: reinforcement).
 
 An opinion is a unit of the opinion network with a confidence in [0, 1], linked to the entities it is about and to
 the evidence it was formed from; every change of it is an `OpinionEvent` in its history.

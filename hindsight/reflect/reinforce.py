@@ -1,4 +1,5 @@
-"""Opinion reinforcement (DESIGN §2.5): new facts move the confidence of the opinions they bear on.
+"""Opinion reinforcement (docs/ARCHITECTURE.md, Retain: reinforcement): new facts move the confidence of the opinions
+they bear on.
 
 Candidates of a new fact are the opinions that share an entity with it or whose embedding is close to it
 (cosine > reinforce_cosine). Each candidate opinion is assessed once against all of its new facts; the verdict

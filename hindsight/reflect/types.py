@@ -20,7 +20,7 @@ class Assessment(str, Enum):
 
     @property
     def verdict(self) -> Verdict:
-        """The verdict of DESIGN §2.5's update rule."""
+        """The verdict of the confidence update rule (docs/ARCHITECTURE.md, Retain)."""
         return _VERDICTS[self]
 
 
