@@ -1,16 +1,22 @@
-.PHONY: setup demo test lint bench
+.PHONY: setup local demo test lint
 
+# hindsight with its offline embedding and NER models: enough for retain and recall, and for the demo.
 setup:
 	bash scripts/setup.sh
+
+# Everything: the local-LLM runtime (llama-cpp-python, built from source: about 4 minutes on 2 cores), qwen-0.5b,
+# and the tools of the tests and benchmarks. The demo reflects once this is installed.
+local:
+	bash scripts/setup.sh full
 
 demo: setup
 	HF_HUB_OFFLINE=1 .venv/bin/python -m hindsight.demo
 
-test: setup
+test: local
 	# The reinforcement-direction test needs qwen-1.5b (the 0.5B model's verdicts do not follow the facts).
 	.venv/bin/hindsight models install qwen-1.5b
 	HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q
 
-lint: setup
+lint: local
 	.venv/bin/ruff check hindsight tests eval bench
 	.venv/bin/mypy hindsight

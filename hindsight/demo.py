@@ -42,8 +42,10 @@ QUESTIONS = (
 REFLECT_QUESTION = "Was moving to Denver a good decision for Maya?"
 PROFILE = BankProfile(name="Ava", background="I am Maya's personal assistant. I help her with running and work.",
                       disposition=Disposition(skepticism=3, literalism=2, empathy=4, bias=0.3))
-NO_LLM = ("reflect skipped: no LLM found. Install a local model with `hindsight models install qwen-0.5b` "
-          "(or set HINDSIGHT_LLM_BASE_URL to an OpenAI-compatible endpoint) and run the demo again.")
+NO_LLM = ("reflect skipped: no LLM found. A local model needs llama-cpp-python, which builds from source (about 4 "
+          "minutes on 2 cores): `make local` in a clone of hindsight does it all; elsewhere `pip install "
+          "'hindsight-memory[local]'`, then `hindsight models install qwen-0.5b`. Or set HINDSIGHT_LLM_BASE_URL to an "
+          "OpenAI-compatible endpoint. Then run the demo again.")
 # The background reasoning after retain (observations, reinforcement) waits for process_pending: the demo's
 # LLM calls are the reflect below, and their number does not depend on how fast retain runs. A short answer cap
 # bounds the time a small model can spend when it falls into repeating itself.

