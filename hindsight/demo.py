@@ -106,13 +106,13 @@ def show_reflect(bank: Bank, have_llm: bool) -> ReflectResult | None:
     """Reflect on REFLECT_QUESTION and print the answer, its evidence and the opinions formed; without an LLM, one
     line saying how to get one (and None)."""
     if not have_llm:
-        console.print(f"[yellow]{NO_LLM}[/]", soft_wrap=True)
+        console.print(f"[yellow]{escape(NO_LLM)}[/]", soft_wrap=True)
         return None
     try:
         with console.status("reflecting with the LLM (a local model loads on first use)..."):
             result = bank.reflect(REFLECT_QUESTION, budget=REFLECT_BUDGET, query_time=QUERY_TIME)
     except LLMNotConfiguredError as exc:  # e.g. a model file without llama-cpp-python to run it
-        console.print(f"[yellow]{NO_LLM}[/] ({exc})", soft_wrap=True)
+        console.print(f"[yellow]{escape(NO_LLM)}[/] ({escape(str(exc))})", soft_wrap=True)
         return None
     console.print(f"\n[bold]reflect:[/] {REFLECT_QUESTION}\n[bold]answer:[/] {escape(result.answer)}")
     evidence = Table("unit id", "cited", "network", "text", title="evidence")
