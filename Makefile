@@ -4,8 +4,8 @@
 setup:
 	bash scripts/setup.sh
 
-# Everything: the local-LLM runtime (llama-cpp-python, built from source: about 4 minutes on 2 cores), qwen-0.5b,
-# and the tools of the tests and benchmarks. The demo reflects once this is installed.
+# Everything: the local-LLM runtime (llama-cpp-python, built from source), qwen-0.5b and the tools of the tests
+# and benchmarks: about 5 minutes on 2 cores. The demo reflects once this is installed.
 local:
 	bash scripts/setup.sh full
 

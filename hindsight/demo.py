@@ -42,7 +42,7 @@ QUESTIONS = (
 REFLECT_QUESTION = "Was moving to Denver a good decision for Maya?"
 PROFILE = BankProfile(name="Ava", background="I am Maya's personal assistant. I help her with running and work.",
                       disposition=Disposition(skepticism=3, literalism=2, empathy=4, bias=0.3))
-NO_LLM = ("reflect skipped: no LLM found. A local model needs llama-cpp-python, which builds from source (about 4 "
+NO_LLM = ("reflect skipped: no LLM found. A local model needs llama-cpp-python, which builds from source (about 5 "
           "minutes on 2 cores): `make local` in a clone of hindsight does it all; elsewhere `pip install "
           "'hindsight-memory[local]'`, then `hindsight models install qwen-0.5b`. Or set HINDSIGHT_LLM_BASE_URL to an "
           "OpenAI-compatible endpoint. Then run the demo again.")
