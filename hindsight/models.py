@@ -34,6 +34,7 @@ class LinkType(str, Enum):
     SEMANTIC = "semantic"
     CAUSAL = "causal"
     REPLY = "reply"  # from a unit that asks another speaker a question to the unit that answers it
+    UPDATE = "update"  # from a newer unit to the older one whose claim it supersedes; subtype: the attribute
 
 
 class CausalKind(str, Enum):

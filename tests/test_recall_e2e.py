@@ -108,8 +108,9 @@ def test_entity_links_carry_the_shared_entities_and_are_scaled_by_the_rarest(eng
     edges = store.neighbour_links(bank_id, labels)
     entity_edges = [e for e in edges if e.type is LinkType.ENTITY]
     assert entity_edges and all(not e.shared_entities for e in edges if e.type is not LinkType.ENTITY)
-    mentions = {label: {ref.id for ref in refs}
-                for label, refs in store.entities_of_units(bank_id, [*labels, *(e.dst for e in edges)]).items()}
+    ids = store.labels_to_ids(bank_id, [*labels, *(e.dst for e in edges)])
+    refs = store.unit_entities(bank_id, list(ids.values()))
+    mentions = {label: {ref.id for ref in refs.get(uid, [])} for label, uid in ids.items()}
     for e in entity_edges:
         assert set(e.shared_entities) == mentions.get(e.src, set()) & mentions.get(e.dst, set())
     n = len(bank.indexes.vectors)
@@ -264,9 +265,9 @@ def test_knowledge_update_prefers_the_newer_state(bank: Bank) -> None:
     assert boston.superseded_by == denver.unit.id
     assert denver_rank < boston_rank and denver.superseded_by is None
     assert denver.score >= boston.score
-    # A question about a period is not a question about the current state.
+    # A question about a period is not a question about the current state: nothing is placed above Boston.
     april = bank.recall("Where did Maya live in April 2024?", query_time=QT)
-    assert all(h.superseded_by is None for h in april.hits)
+    assert all(h.supersedes is None for h in april.hits)
 
 
 def test_an_answer_follows_its_question(engine: Hindsight, bank: Bank, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,7 +24,6 @@ from hindsight.recall.request import make_request
 from hindsight.recall.rerank import BlendReranker, BlendWeights, RerankQuery, asks_latest
 from hindsight.recall.temporal import query_time_range, temporal_score
 from hindsight.recall.types import Channel, ChannelHit, PathStep, TimeRange
-from hindsight.recall.updates import order_updates
 from hindsight.store.base import GraphEdge
 
 UTC = timezone.utc
@@ -337,19 +336,6 @@ def test_hit_text_has_absolute_and_relative_dates() -> None:
     assert plain == "[Friday, July 5, 2024 (5 days before)] Maya: text of a"
     about = hit_text(_unit("b", said, start=datetime(2024, 6, 24, tzinfo=UTC)), T0)
     assert about.startswith("[Friday, July 5, 2024 (5 days before); about Monday, June 24, 2024 to Sunday, June 30")
-
-
-def test_update_moves_the_newer_just_above_the_older() -> None:
-    cands = [
-        Candidate(Fused(i, u.id, [], 0.0), u, "[header]") for i, u in enumerate(_unit(f"u{i}", T0) for i in range(5))
-    ]
-    order = order_updates(cands, {"u1": "u3"})
-    assert [c.unit.id for c in order] == ["u0", "u3", "u1", "u2", "u4"]
-    # Already below: unchanged. A chain settles.
-    assert [c.unit.id for c in order_updates(cands, {"u3": "u1"})] == ["u0", "u1", "u2", "u3", "u4"]
-    chain = order_updates(cands, {"u0": "u2", "u2": "u4"})
-    ids = [c.unit.id for c in chain]
-    assert ids.index("u4") < ids.index("u2") < ids.index("u0") and sorted(ids) == [f"u{i}" for i in range(5)]
 
 
 def test_blend_lexical_term_brings_back_a_strong_bm25_match() -> None:

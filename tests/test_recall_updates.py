@@ -1,109 +1,114 @@
-"""The knowledge-update check (recall/updates.py), condition by condition, on hand-built candidates."""
+"""Knowledge updates end to end: retain links a newer claim to the one it supersedes (retain/updates.py), recall
+puts the current fact first for a question about now and keeps the older one for a question about the past
+(recall/updates.py). A real bank, the real embedder."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from collections.abc import Iterator
+from pathlib import Path
 
-import numpy as np
 import pytest
 
-from hindsight.models import MemoryUnit, Network, Source
-from hindsight.recall.ranked import Candidate, Fused
-from hindsight.recall.updates import WINDOW, find_superseded
-from hindsight.store.base import EntityRef
+from hindsight import Bank, Hindsight, Message
+from hindsight.embed.base import Embedder
+from hindsight.models import LinkType
+from hindsight.recall.types import RecallResult
 
-T0 = datetime(2024, 3, 4, 18, tzinfo=timezone.utc)
-QUERY = "Where does Maya live?"
-# Vectors in three dimensions; the query is the first axis, so a vector's first entry is its query cosine.
-Q = np.array([1.0, 0.0, 0.0], dtype=np.float32)
-MAYA = EntityRef("e-maya", "Maya", "PERSON")
-BOSTON = EntityRef("e-boston", "Boston", "GPE")
-DENVER = EntityRef("e-denver", "Denver", "GPE")
-
-
-def vec(*xs: float) -> np.ndarray:
-    v = np.array(xs, dtype=np.float32)
-    return v / np.linalg.norm(v)
-
-
-def cand(uid: str, text: str, entities: list[EntityRef], said: datetime, vector: np.ndarray) -> Candidate:
-    unit = MemoryUnit(
-        id=uid,
-        bank_id="b",
-        text=text,
-        network=Network.WORLD,
-        mentioned_at=said,
-        occurred_start=said,
-        occurred_end=said,
-        source=Source(document_id=uid),
-        content_hash=uid,
-        created_at=said,
-    )
-    return Candidate(Fused(0, uid, [], 0.0), unit, "[header]", vector, entities)
+QT = "2024-11-01T12:00:00"
+SESSIONS = [
+    ("2024-09-03T10:00:00", [
+        ("Danny", "user", "Hi! I'm Danny. I live in Portland and work as a nurse at Providence."),
+        ("Ava", "assistant", "Nice to meet you, Danny! Portland is lovely in the fall."),
+        ("Danny", "user", "My sister Leah lives in Boise. She visits every summer."),
+        ("Ava", "assistant", "How nice that she visits."),
+    ]),
+    ("2024-09-20T10:00:00", [
+        ("Danny", "user", "I run with the Rose City Runners on Saturdays, it keeps me sane."),
+        ("Ava", "assistant", "A running club is a great habit."),
+        ("Danny", "user", "I'm thinking about moving to Denver someday, the mountains are calling."),
+        ("Ava", "assistant", "Denver has great trails."),
+    ]),
+    ("2024-10-20T10:00:00", [
+        ("Danny", "user", "I finally moved into my new apartment in Capitol Hill, Seattle! And I just started at "
+                          "Seattle Children's."),
+        ("Ava", "assistant", "Congratulations on the move and the new job!"),
+        ("Danny", "user", "I also joined the Seattle Striders running club. My brother lives in Tacoma, so that's "
+                          "close."),
+        ("Ava", "assistant", "Great way to meet people, and family nearby."),
+    ]),
+]
 
 
-def old() -> Candidate:
-    return cand("a", "Maya: I live in Boston, near the river.", [MAYA, BOSTON], T0, vec(0.8, 0.6, 0.0))
+@pytest.fixture(scope="module")
+def bank(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder) -> Iterator[Bank]:
+    engine = Hindsight(Path(tmp_path_factory.mktemp("updates")) / "memdir", embedder=minilm)
+    b = engine.bank("danny")
+    for n, (when, turns) in enumerate(SESSIONS):
+        b.retain([Message(speaker=s, role=r, content=t) for s, r, t in turns], timestamp=when,
+                 document_id=f"s{n + 1}")
+    yield b
+    engine.close()
 
 
-def new(
-    text: str = "Maya: I moved to Denver two weeks ago!",
-    entities: list[EntityRef] | None = None,
-    days: float = 90,
-    vector: np.ndarray | None = None,
-) -> Candidate:
-    return cand(
-        "b",
-        text,
-        [MAYA, DENVER] if entities is None else entities,
-        T0 + timedelta(days=days),
-        vec(0.7, 0.5, 0.51) if vector is None else vector,
-    )
+def rank(result: RecallResult, text: str) -> int:
+    return next(i for i, h in enumerate(result.hits) if text in h.unit.text)
 
 
-def check(*cands: Candidate, query: str = QUERY) -> dict[str, str]:
-    return find_superseded(query, Q, list(cands))
+def test_a_now_question_ranks_the_current_fact_first_and_marks_the_older(bank: Bank) -> None:
+    for query, old, new in [
+        ("Where does Danny live now?", "I live in Portland", "Capitol Hill"),
+        ("Where does Danny work currently?", "nurse at Providence", "Seattle Children's"),
+        ("Which running club is Danny in now?", "Rose City Runners", "Seattle Striders"),
+    ]:
+        result = bank.recall(query, budget=2000, query_time=QT)
+        older, newer = result.hits[rank(result, old)], result.hits[rank(result, new)]
+        assert rank(result, new) < rank(result, old), query
+        assert older.superseded_by == newer.unit.id and newer.superseded_by is None, query
+        assert newer.score >= older.score
 
 
-def test_a_newer_change_of_the_same_kind_of_value_supersedes_the_older_state() -> None:
-    assert check(old(), new()) == {"a": "b"}
-    assert check(new(), old()) == {"a": "b"}  # the ranking order does not matter, the dates do
+def test_a_question_about_the_past_still_finds_the_older_fact(bank: Bank) -> None:
+    result = bank.recall("Where did Danny live before he moved?", budget=2000, query_time=QT)
+    assert rank(result, "I live in Portland") < 3
+    assert all(h.supersedes is None for h in result.hits)  # nothing was placed above it
+    period = bank.recall("Where did Danny live in early September 2024?", budget=2000, query_time=QT)
+    assert all(h.supersedes is None for h in period.hits)
 
 
-@pytest.mark.parametrize(
-    ("why", "newer", "query"),
-    [
-        ("said within a day of the older", new(days=0.5), QUERY),
-        ("another topic (cosine to the older below update_min_cosine)", new(vector=vec(0.7, -0.5, 0.51)), QUERY),
-        ("answers the query far worse than the older", new(vector=vec(0.4, 0.9, 0.17)), QUERY),
-        ("no different value of a kind the older names", new("Maya: I moved to Globex.", [MAYA]), QUERY),
-        ("no shared subject", new("Bob: I moved to Denver.", [EntityRef("e-bob", "Bob", "PERSON"), DENVER]), QUERY),
-        ("no change word", new("Maya: Denver is lovely in June."), QUERY),
-        ("the older does not answer the query", new(), "What does Maya eat?"),
-    ],
-)
-def test_each_condition_can_reject(why: str, newer: Candidate, query: str) -> None:
-    assert check(old(), newer, query=query) == {}, why
+def test_unrelated_later_statements_supersede_nothing(bank: Bank) -> None:
+    """Another subject (the brother in Tacoma, the sister in Boise), a plan (Denver) and another attribute (the
+    club, the job) never supersede where Danny or his sister lives."""
+    links = {(link.src, link.dst, link.subtype) for u in bank.units() for link in bank.links(u.id)
+             if link.type is LinkType.UPDATE}
+    texts = {u.id: u.text for u in bank.units()}
+    pairs = {(texts[src].split("\n")[0][:40], texts[dst].split("\n")[0][:40], sub) for src, dst, sub in links}
+    assert len(pairs) == 2, pairs  # Portland -> Capitol Hill (residence, workplace), Rose City -> Striders
+    assert all("Portland" in dst or "Rose City" in dst for _, dst, _ in pairs)
+    assert not any("Leah" in dst or "Denver" in src for src, dst, _ in pairs)
 
 
-def test_the_newer_must_name_what_the_query_asks_about_besides_the_old_value() -> None:
-    bob = EntityRef("e-bob", "Bob", "PERSON")
-    with_bob = cand("a", "Maya: I live in Boston with Bob.", [MAYA, BOSTON, bob], T0, vec(0.8, 0.6, 0.0))
-    assert check(with_bob, new(), query="Where does Maya live with Bob?") == {}
-    assert check(with_bob, new(), query="Does Maya still live in Boston?") == {"a": "b"}
+def test_forgetting_the_newer_unit_restores_the_older_as_current(tmp_path: Path, minilm: Embedder) -> None:
+    with Hindsight(tmp_path / "memdir", embedder=minilm) as hs:
+        b = hs.bank("maya")
+        b.retain([Message(speaker="Maya", role="user", content="I live in Boston.")], timestamp="2024-05-01",
+                 document_id="a")
+        moved = b.retain([Message(speaker="Maya", role="user", content="I moved to Denver last week!")],
+                         timestamp="2024-06-09", document_id="b")
+        before = b.recall("Where does Maya live now?", query_time=QT)
+        assert before.hits[0].unit.text.startswith("Maya: I moved to Denver")
+        b.forget(moved.units[0].id)
+        after = b.recall("Where does Maya live now?", query_time=QT)
+        assert [h.unit.text for h in after.hits] == ["Maya: I live in Boston."]
+        assert after.hits[0].superseded_by is None
 
 
-def test_a_newer_unit_far_from_the_query_or_stating_no_change_supersedes_nothing() -> None:
-    assert check(old(), new(vector=vec(0.4, 0.9, 0.17))) == {}
-    assert check(old(), new("Maya: Denver is lovely in June.")) == {}
-
-
-def test_without_a_query_vector_or_a_second_candidate_nothing_is_superseded() -> None:
-    assert find_superseded(QUERY, None, [old(), new()]) == {}
-    assert check(old()) == {}
-
-
-def test_only_the_first_window_candidates_are_compared() -> None:
-    filler = [cand(f"f{i}", f"Maya: note {i}", [MAYA], T0, vec(0.5, 0.0, 0.86)) for i in range(WINDOW - 1)]
-    assert check(old(), *filler, new()) == {}
-    assert check(old(), *filler[:-1], new()) == {"a": "b"}
+def test_an_older_statement_retained_later_is_still_superseded(tmp_path: Path, minilm: Embedder) -> None:
+    with Hindsight(tmp_path / "memdir", embedder=minilm) as hs:
+        b = hs.bank("maya")
+        b.retain([Message(speaker="Maya", role="user", content="I moved to Denver last week!")],
+                 timestamp="2024-06-09", document_id="b")
+        b.retain([Message(speaker="Maya", role="user", content="I live in Boston.")], timestamp="2024-05-01",
+                 document_id="a")
+        result = b.recall("Where does Maya live?", query_time=QT)
+        assert result.hits[0].unit.text.startswith("Maya: I moved to Denver")
+        assert result.hits[1].superseded_by == result.hits[0].unit.id

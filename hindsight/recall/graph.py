@@ -86,7 +86,8 @@ def _strongest(edges: list[GraphEdge], frontier: list[int], params: GraphConfig)
     """Per frontier unit, at most `max_fanout` of its edges as (weight * mu, mu, edge), strongest first."""
     by_src: dict[int, list[_Scored]] = {label: [] for label in frontier}
     for edge in edges:
-        if edge.cross_document and edge.type is LinkType.TEMPORAL:
+        # Update links order what recall returns (recall/updates.py); activation does not spread along them.
+        if (edge.cross_document and edge.type is LinkType.TEMPORAL) or edge.type is LinkType.UPDATE:
             continue
         group = by_src.get(edge.src)
         if group is not None:

@@ -28,7 +28,7 @@ from hindsight.recall.rerank import Reranker, RerankQuery, asks_latest, make_rer
 from hindsight.recall.semantic import semantic_search
 from hindsight.recall.temporal import query_time_range, temporal_search
 from hindsight.recall.types import Channel, RecallHit, RecallResult, TimeRange
-from hindsight.recall.updates import find_superseded, order_updates
+from hindsight.recall.updates import apply_updates
 from hindsight.store.base import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -97,25 +97,27 @@ class RecallPipeline:
         result.candidates = len(fused)
         top_n = self.config.rerank.top_n
         window, tail = fused[:top_n], fused[top_n:]
-        updates = self.config.updates.enabled
         with timer("load"):
-            cands = self._load(indexes.bank_id, window, req, with_vectors=reranker.needs_vectors or updates,
-                               with_entities=updates)
+            cands = self._load(indexes.bank_id, window, req, with_vectors=reranker.needs_vectors)
         with timer("rerank"):
             scores = reranker.scores(RerankQuery(req.text, vector, asks_latest(req.text)), cands)
             rerank_scores = {} if scores is None else {c.unit.id: s for c, s in zip(cands, scores, strict=True)}
             if scores is not None:
                 order = sorted(range(len(cands)), key=lambda i: -scores[i])  # stable: ties keep the fused order
                 cands = [cands[i] for i in order]
-        with timer("updates"):
-            # A query about a period asks for what held then, not for the current state.
-            asks_period = result.time_range is not None
-            superseded = find_superseded(req.text, vector, cands) if updates and not asks_period else {}
-            cands = order_updates(cands, superseded)
+        superseded: dict[str, str] = {}
+        placed: dict[str, str] = {}
+        if self.config.updates.enabled:
+            with timer("updates"):
+                # A query about a period asks for what held then, not for the current state.
+                updated = apply_updates(self.store, indexes.bank_id, req.text, cands, result.time_range is not None,
+                                        req.unit_filter, lambda fused: self._load(indexes.bank_id, fused, req))
+                cands, superseded, placed = updated.candidates, updated.superseded_by, updated.placed_above
+                tail = [e for e in tail if e.unit_id not in placed]
         with timer("replies"):
             cands, tail, reply_to = self._replies(indexes.bank_id, cands, tail, req)
         with timer("pack"):
-            ranked = self._hits(indexes.bank_id, cands, tail, req, rerank_scores, superseded, reply_to)
+            ranked = self._hits(indexes.bank_id, cands, tail, req, rerank_scores, superseded, placed, reply_to)
             hits, used = pack(ranked, req.budget, req.top_k, self.config.pack.patience)
             _settle_scores(hits)
         result.hits, result.tokens_used = hits, used
@@ -137,7 +139,7 @@ class RecallPipeline:
         if c.uses("lexical"):
             lexical = self._side.submit(self._lexical, indexes, req, timer)
         vector = None
-        if c.uses("semantic") or c.uses("graph") or c.updates.enabled or reranker.needs_query_vector:
+        if c.uses("semantic") or c.uses("graph") or reranker.needs_query_vector:
             with timer("embed"):
                 vector = self.embedder.embed([req.text])[0][0]
         semantic: list[RankedItem] = []
@@ -177,22 +179,19 @@ class RecallPipeline:
 
     def _load(
         self, bank_id: str, fused: Sequence[Fused], req: RecallRequest, with_vectors: bool = False,
-        with_entities: bool = False,
     ) -> list[Candidate]:
         """Candidates for the fused entries whose units still exist, in the same order."""
         units = {u.id: u for u in self.store.get_units(bank_id, [e.unit_id for e in fused])}
         labels = [e.label for e in fused]
         indexed = ({u.label: u for u in self.store.indexed_units(bank_id, labels, with_segments=True)}
                    if with_vectors else {})
-        entities = self.store.entities_of_units(bank_id, labels) if with_entities else {}
         out = []
         for e in fused:
             if e.unit_id in units:
                 stored = indexed.get(e.label)
                 out.append(Candidate(
                     e, units[e.unit_id], hit_header(units[e.unit_id], req.query_time),
-                    stored.embedding if stored else None, entities.get(e.label, []),
-                    stored.segments if stored else None,
+                    stored.embedding if stored else None, segments=stored.segments if stored else None,
                 ))
         return out
 
@@ -223,37 +222,39 @@ class RecallPipeline:
 
     def _hits(
         self, bank_id: str, cands: list[Candidate], tail: list[Fused], req: RecallRequest,
-        rerank_scores: dict[str, float], superseded: dict[str, str], reply_to: dict[str, str],
+        rerank_scores: dict[str, float], superseded: dict[str, str], placed: dict[str, str],
+        reply_to: dict[str, str],
     ) -> Iterator[RecallHit]:
         """Hits in final order: the reranked window, then the rest in fused order, loaded as they are needed."""
         for cand in cands:
-            yield self._hit(cand, rerank_scores.get(cand.unit.id), superseded.get(cand.unit.id),
-                            reply_to.get(cand.unit.id))
+            uid = cand.unit.id
+            yield self._hit(cand, rerank_scores.get(uid), superseded.get(uid), placed.get(uid), reply_to.get(uid))
         for i in range(0, len(tail), _LOAD_CHUNK):
             for cand in self._load(bank_id, tail[i : i + _LOAD_CHUNK], req):
-                yield self._hit(cand, None, None, None)
+                yield self._hit(cand, None, None, None, None)
 
     def _hit(
-        self, cand: Candidate, rerank_score: float | None, superseded_by: str | None, reply_to: str | None
+        self, cand: Candidate, rerank_score: float | None, superseded_by: str | None, supersedes: str | None,
+        reply_to: str | None,
     ) -> RecallHit:
         e = cand.fused
         return RecallHit(
             unit=cand.unit, text=f"{cand.header} {cand.unit.text}",
             tokens=self.tokens.count_hit(cand.header, cand.unit.text), channels=e.channels, fused_score=e.score,
             rerank_score=rerank_score, score=rerank_score if rerank_score is not None else e.score, path=e.path,
-            superseded_by=superseded_by, reply_to=reply_to,
+            superseded_by=superseded_by, supersedes=supersedes, reply_to=reply_to,
         )
 
 
 def _settle_scores(hits: list[RecallHit]) -> None:
-    """Make scores follow the final order: a unit moved up above the one it supersedes takes that one's score, a
+    """Make scores follow the final order: a unit placed above the one it supersedes takes that one's score, a
     reply placed after its question takes the question's, and no score exceeds the one above it (units past the
     rerank window have no rerank score of their own)."""
     by_id = {h.unit.id: h for h in hits}
     for hit in hits:
-        newer = by_id.get(hit.superseded_by or "")
-        if newer is not None:
-            newer.score = max(newer.score, hit.score)
+        older = by_id.get(hit.supersedes or "")
+        if older is not None:
+            hit.score = max(hit.score, older.score)
         question = by_id.get(hit.reply_to or "")
         if question is not None:
             hit.score = max(hit.score, question.score)

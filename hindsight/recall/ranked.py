@@ -9,7 +9,7 @@ import numpy as np
 from hindsight.index.base import IndexHit
 from hindsight.models import MemoryUnit
 from hindsight.recall.types import ChannelHit, PathStep
-from hindsight.store.base import EntityRef, MemoryStore, UnitFilter
+from hindsight.store.base import MemoryStore, UnitFilter
 
 # Index hits fetched per wanted hit when a filter (networks, as_of) applies.
 OVERSAMPLE = 4
@@ -39,13 +39,12 @@ class Fused:
 @dataclass
 class Candidate:
     """A fused unit loaded for reranking and packing: the unit, its recall text (date header, a space, the unit's
-    text), stored embedding (and its segments'), and entities."""
+    text), and stored embedding (and its segments')."""
 
     fused: Fused
     unit: MemoryUnit
     header: str
     vector: np.ndarray | None = None
-    entities: list[EntityRef] = field(default_factory=list)
     segments: np.ndarray | None = None
 
     @property

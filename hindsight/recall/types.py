@@ -54,7 +54,8 @@ class RecallHit(BaseModel):
     rerank_score: float | None = None
     score: float  # the final ordering score
     path: list[PathStep] = Field(default_factory=list)
-    superseded_by: str | None = None  # a newer unit that states a different value for the same thing
+    superseded_by: str | None = None  # a newer unit that changes or ends what this one states (recall/updates.py)
+    supersedes: str | None = None  # the older unit this one was placed above, because it updates it
     reply_to: str | None = None  # placed right after this unit, whose question it answers (recall/replies.py)
 
 

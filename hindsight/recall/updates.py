@@ -1,142 +1,112 @@
-"""Knowledge updates among the top candidates: a newer unit that changes a value supersedes an older one.
+"""Knowledge updates: the current fact first.
 
-Without an LLM this is a heuristic over pairs (older A, newer B) among the first `WINDOW` candidates of
-the ranking. B supersedes A when all of these hold:
-1. B was mentioned at least `MIN_GAP_HOURS` after A (a restatement in one breath is no update);
-2. cosine(A, B) >= `MIN_COSINE` on the stored embeddings (text plus date): the same topic;
-3. B answers the query about as well as A: cosine(query, B) >= `MIN_RELEVANCE` * cosine(query, A);
-4. a different value of the same kind: in some entity kind (place, organization, person, ...) A and B name
-   different entities ("Boston" / "Denver");
-5. the same subject: A and B share a canonical entity, and B names every entity
-   of A that the query names, A's old values aside ("What did Maya do in Lisbon?" is not answered anew by a B
-   without Lisbon; "Does Maya still live in Boston?" is);
-6. A states the old value in answer to the query: a sentence of A that names its old value shares a content
-   word (crudely stemmed, query entity names aside) with the query ("I live in Boston" for "Where does Maya
-   live?");
-7. B states the change: one of its sentences has a change word ("moved", "switched",
-   "no longer", "now", "new", ...) and names B's new value ("I moved to Denver two weeks ago!").
-Queries with a time constraint ask about a period, not the current state, and get no updates. `superseded_by`
-names the most similar such B, and B is moved up to just above A when it ranks below it (the newer is
-preferred; A stays as history). Whole exchanges of one conversation are all fairly similar to each other
-(cosine 0.4-0.7), which is why similarity alone (2) is far from enough and 3-7 carry the decision. Entity
-names are matched as whole words, case-insensitively; aliases are not consulted.
+Retain links a newer unit to an older one whose state claim it supersedes: the same subject (the speaker of a
+first-person statement, or a named person resolved through the entity graph) and the same attribute (where they
+live, work or study, whom they date, their diet, club, car or phone, a favourite or a personal best), with a
+changed or ended value (hindsight/claims/, retain/updates.py). Recall reads those links for its candidates:
+- every candidate that a newer unit supersedes is marked `superseded_by`;
+- when the query asks about the present ("now", "currently", "still", "anymore", or simply "Where does Danny
+  live?") rather than the past ("before", "used to", "previously") or a period (a time constraint), and asks
+  about that attribute (or says "now" and names none), the newest unit of the chain is placed just above the
+  superseded one, loaded from the store if no channel found it. The older unit stays, as history.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
-import numpy as np
+from hindsight.claims.query import QueryIntent, read_query
+from hindsight.recall.ranked import Candidate, Fused
+from hindsight.store.base import GraphEdge, MemoryStore, UnitFilter
 
-from hindsight.index.fts import query_terms
-from hindsight.recall.ranked import Candidate
-
-# The check's thresholds (the module docstring's conditions 1 to 3); not tuned to a benchmark.
-WINDOW = 10
-MIN_COSINE = 0.5
-MIN_RELEVANCE = 0.7
-MIN_GAP_HOURS = 24.0
-_CHANGE = re.compile(
-    r"\b(?:mov(?:e|ed|ing)|relocat(?:e|ed|ing)|switch(?:ed|ing)?|chang(?:e|ed|ing)|no longer|any ?more|instead|"
-    r"now|new|start(?:ed|ing)|quit|left|bec(?:a|o)me|replac(?:e|ed|ing)|upgrad(?:e|ed|ing)|sold|bought|"
-    r"promoted|transferred|updated?)\b",
-    re.IGNORECASE,
-)
-_KIND = {"GPE": "PLACE", "LOC": "PLACE", "FAC": "PLACE"}
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_MAX_CHAIN = 6  # updates followed from a superseded unit to the newest one
 
 
-def _named_in(text: str, names: set[str]) -> set[str]:
-    """The names that occur in text as whole words, case-insensitively."""
-    low = text.lower()
-    return {n for n in names if n and re.search(rf"(?<!\w){re.escape(n.lower())}(?!\w)", low)}
+@dataclass
+class UpdateOrder:
+    """The candidates in their new order, which unit supersedes which, and which newer unit was placed above
+    which older one."""
+
+    candidates: list[Candidate]
+    superseded_by: dict[str, str] = field(default_factory=dict)
+    placed_above: dict[str, str] = field(default_factory=dict)
 
 
-def _stem(word: str) -> str:
-    """Crude suffix stripping, enough to meet "live", "lives", "lived" and "living" at "liv"."""
-    for suffix in ("ing", "ed", "es", "s", "e"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
-
-
-def _content(text: str, skip: set[str]) -> set[str]:
-    """Crudely stemmed content words of text, minus the words of the names in `skip`."""
-    skipped = {w for name in skip for w in query_terms(name)}
-    return {_stem(w) for w in query_terms(text) if w not in skipped}
-
-
-def _answers(sentences: list[str], old_values: set[str], words: set[str], skip: set[str]) -> bool:
-    """Whether a sentence naming one of the old values shares a content word with the query."""
-    return any(_named_in(s, old_values) and _content(s, skip) & words for s in sentences)
-
-
-def _values(cand: Candidate) -> dict[str, set[str]]:
-    kinds: dict[str, set[str]] = {}
-    for ref in cand.entities:
-        kinds.setdefault(_KIND.get(ref.label, ref.label), set()).add(ref.name)
-    return kinds
-
-
-def _changed(a: dict[str, set[str]], b: dict[str, set[str]]) -> tuple[set[str], set[str]]:
-    """A's and B's names in the entity kinds where they name different entities."""
-    kinds = [k for k in a.keys() & b.keys() if a[k] - b[k] and b[k] - a[k]]
-    return {n for k in kinds for n in a[k] - b[k]}, {n for k in kinds for n in b[k] - a[k]}
-
-
-def find_superseded(
-    query: str, query_vector: np.ndarray | None, candidates: Sequence[Candidate]
-) -> dict[str, str]:
-    """Map each superseded candidate's unit id to the id of the newer candidate superseding it."""
-    window = [c for c in candidates[:WINDOW] if c.vector is not None]
-    if len(window) < 2 or query_vector is None:
-        return {}
-    matrix = np.stack([c.vector for c in window if c.vector is not None])
-    sims = matrix @ matrix.T
-    relevance = matrix @ query_vector
-    gap = MIN_GAP_HOURS * 3600.0
-    times = [c.unit.mentioned_at.timestamp() for c in window]
-    names = [{ref.name for ref in c.entities} for c in window]
-    asked = [_named_in(query, n) for n in names]
-    values = [_values(c) for c in window]
-    sentences = [_SENTENCE.split(c.unit.text) for c in window]
-    changes = [[s for s in ss if _CHANGE.search(s)] for ss in sentences]
-    words = _content(query, set().union(*asked))
-    out: dict[str, str] = {}
-    for i, old in enumerate(window):
-        best, best_sim = None, MIN_COSINE
-        for j, new in enumerate(window):
-            if (
-                times[j] - times[i] < gap
-                or sims[i, j] < best_sim
-                or relevance[j] < MIN_RELEVANCE * relevance[i]
-                or not names[i] & names[j]
-            ):
-                continue
-            was, now = _changed(values[i], values[j])
-            if not was or not asked[i] - was <= names[j] or not _answers(sentences[i], was, words, asked[i]):
-                continue
-            if not any(_named_in(s, now) for s in changes[j]):
-                continue
-            best, best_sim = new, float(sims[i, j])
-        if best is not None:
-            out[old.unit.id] = best.unit.id
+def apply_updates(
+    store: MemoryStore, bank_id: str, query: str, candidates: Sequence[Candidate], asks_period: bool,
+    unit_filter: UnitFilter, load: Callable[[list[Fused]], list[Candidate]],
+) -> UpdateOrder:
+    """Mark superseded candidates, and put the current fact above them when the query asks about now."""
+    out = UpdateOrder(list(candidates))
+    edges = store.update_links(bank_id, [c.fused.label for c in candidates], unit_filter)
+    if not edges:
+        return out
+    intent = read_query(query)
+    newer_of: dict[int, list[GraphEdge]] = {}
+    for edge in edges:
+        newer_of.setdefault(edge.src, []).append(edge)
+    rank = {c.fused.label: i for i, c in enumerate(candidates)}
+    for cand in candidates:
+        found = newer_of.get(cand.fused.label)
+        if found:
+            out.superseded_by[cand.unit.id] = _best(found, intent, rank).dst_id
+    if asks_period or not intent.asks_current:
+        return out
+    for old in list(out.candidates):
+        relevant = [e for e in newer_of.get(old.fused.label, []) if _relevant(e, intent)]
+        if relevant:
+            newest = _newest(store, bank_id, _best(relevant, intent, rank), unit_filter)
+            _place_above(out, old, newest, load)
     return out
 
 
-def order_updates(order: Sequence[Candidate], superseded: dict[str, str]) -> list[Candidate]:
-    """Move each superseding candidate up to just above the candidate it supersedes, if it ranks below it."""
-    out = list(order)
-    # Supersession runs strictly forward in time, so there are no cycles and this settles.
-    moved = True
-    while moved:
-        moved = False
-        position = {c.unit.id: i for i, c in enumerate(out)}
-        for i, cand in enumerate(out):
-            newer = superseded.get(cand.unit.id)
-            if newer is not None and newer in position and position[newer] > i:
-                out.insert(i, out.pop(position[newer]))
-                moved = True
-                break
-    return out
+def _attributes(edge: GraphEdge) -> set[str]:
+    """The attributes an update link says the newer unit changes."""
+    return set((edge.subtype or "").split(","))
+
+
+def _wanted(edge: GraphEdge, intent: QueryIntent) -> bool:
+    return any(intent.wants(a) for a in _attributes(edge))
+
+
+def _relevant(edge: GraphEdge, intent: QueryIntent) -> bool:
+    return _wanted(edge, intent) or (intent.current and not intent.attributes)
+
+
+def _best(edges: list[GraphEdge], intent: QueryIntent, rank: dict[int, int]) -> GraphEdge:
+    """Of several newer units, one of an attribute the query asks about; then the one the channels ranked best;
+    then the latest written."""
+    return min(edges, key=lambda e: (not _wanted(e, intent), rank.get(e.dst, len(rank)), -e.dst))
+
+
+def _newest(store: MemoryStore, bank_id: str, edge: GraphEdge, unit_filter: UnitFilter) -> GraphEdge:
+    """The last update of the chain that starts with `edge`, on one of its attributes."""
+    seen = {edge.src, edge.dst}
+    for _ in range(_MAX_CHAIN):
+        nxt = [e for e in store.update_links(bank_id, [edge.dst], unit_filter)
+               if _attributes(e) & _attributes(edge) and e.dst not in seen]
+        if not nxt:
+            break
+        edge = max(nxt, key=lambda e: e.dst)
+        seen.add(edge.dst)
+    return edge
+
+
+def _place_above(out: UpdateOrder, old: Candidate, newest: GraphEdge, load: Callable[[list[Fused]], list[Candidate]],
+                 ) -> None:
+    """Put the newest unit just above the old one, moving it up or loading it; never down."""
+    order = out.candidates
+    position = {c.unit.id: i for i, c in enumerate(order)}
+    at = position[old.unit.id]
+    if newest.dst_id in position:
+        if position[newest.dst_id] < at:
+            return
+        cand = order.pop(position[newest.dst_id])
+    else:
+        loaded = load([Fused(newest.dst, newest.dst_id, [], old.fused.score)])
+        if not loaded:
+            return
+        cand = loaded[0]
+    order.insert(at, cand)
+    out.placed_above[cand.unit.id] = old.unit.id

@@ -19,6 +19,7 @@ from hindsight.retain.entities import EntityResolver
 from hindsight.retain.extractor import Extractor
 from hindsight.retain.normalize import content_hash, normalize
 from hindsight.retain.resolve import resolve_entities
+from hindsight.retain.updates import NewFactUnit, detect_updates
 from hindsight.store.base import DocumentRecord, MemoryStore, NewUnit, PendingItem, WriteBatch
 from hindsight.temporal.expressions import format_date
 from hindsight.units import BankHandle, unit_hash
@@ -175,6 +176,9 @@ class RetainPipeline:
                             for r in f.causal if r.target_index < len(unit_ids)],
                     answers=unit_ids[f.answers] if f.answers is not None and f.answers < len(unit_ids) else None,
                 ))
+            updates = detect_updates(self.store, bank.bank_id, doc, [
+                NewFactUnit(unit_ids[i], facts[i], resolved.by_mention[j]) for j, i in enumerate(new_idx)
+            ])
             event = RetainEvent(
                 bank_id=bank.bank_id, document_id=doc.document_id, unit_ids=[n.unit.id for n in new_units],
                 entity_ids=[w.entity.id for w in resolved.writes], removed_unit_ids=removed,
@@ -182,7 +186,8 @@ class RetainPipeline:
             batch = WriteBatch(
                 document=DocumentRecord(doc.document_id, p.digest, doc.context, now),
                 add_units=new_units, delete_unit_ids=removed, entities=resolved.writes,
-                links=self.links.build(bank.bank_id, link_inputs, bank.indexes),
+                links=[*self.links.build(bank.bank_id, link_inputs, bank.indexes), *updates.links],
+                claims=updates.claims,
                 pending=self.queue(event.unit_ids, event.entity_ids),
             )
             self.store.apply(bank.bank_id, batch)

@@ -20,6 +20,7 @@ class ResolvedEntities:
     writes: list[EntityWrite]
     ids: list[list[str]] = field(default_factory=list)
     names: list[list[str]] = field(default_factory=list)
+    by_mention: list[dict[str, str]] = field(default_factory=list)  # per fact: mention text -> entity id
 
 
 def resolve_entities(
@@ -36,6 +37,7 @@ def resolve_entities(
         context_all = set(keys_of.values()) - {""}
         ids: list[str] = []
         names: list[str] = []
+        by_mention: dict[str, str] = {}
         for mention in fact.entities:
             keys = blocking_keys(mention.text)
             if not keys:
@@ -64,11 +66,13 @@ def resolve_entities(
                     id=entity_id, name=res.name, label=res.label, aliases=[], last_seen=when, cooccurring=set()
                 )
             _observe(write, batch_candidates[entity_id], res.alias, res.score, when, context)
+            by_mention[mention.text] = entity_id
             if entity_id not in ids:
                 ids.append(entity_id)
                 names.append(write.entity.name)
         result.ids.append(ids)
         result.names.append(names)
+        result.by_mention.append(by_mention)
     result.writes = list(writes.values())
     return result
 

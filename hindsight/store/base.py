@@ -84,6 +84,20 @@ class WriteBatch:
     opinion_events: list[OpinionEvent] = field(default_factory=list)
     pending: list[PendingItem] = field(default_factory=list)  # background work queued in the same transaction
     history_replaced: list[str] = field(default_factory=list)  # opinions whose history `opinion_events` replace
+    claims: list[ClaimRecord] = field(default_factory=list)  # of the batch's new units
+
+
+@dataclass(frozen=True)
+class ClaimRecord:
+    """A state claim of a unit (hindsight/claims/): its subject key (an entity id, or a key for a speaker or a
+    relative no entity stands for), attribute, value, whether the value ended, and when it was said."""
+
+    unit_id: str
+    subject: str
+    attribute: str
+    value: str
+    ended: bool
+    said: datetime
 
 
 @dataclass(frozen=True)
@@ -269,6 +283,13 @@ class MemoryStore(ABC):
         """Every link touching one of `labels`, either direction, seen from that end; the far end passes the filter.
         Entity links carry the entities their two ends share."""
     @abstractmethod
+    def update_links(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> list[GraphEdge]:
+        """The update links into `labels` (older units) from the newer units superseding them, which pass the
+        filter; seen from the older end, so `dst` is the newer unit and `subtype` the attribute."""
+    @abstractmethod
+    def claims_about(self, bank_id: str, keys: Sequence[tuple[str, str]], limit: int) -> list[ClaimRecord]:
+        """The latest `limit` claims of each (subject, attribute) key, newest first."""
+    @abstractmethod
     def reply_links(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> list[GraphEdge]:
         """The reply links from `labels` (units that ask a question) to the units answering them, which pass
         the filter."""
@@ -279,9 +300,6 @@ class MemoryStore(ABC):
     ) -> list[TimedUnit]:
         """Units whose occurrence overlaps [start, end] and whose midpoint lies within `margin_s` of it: up to
         `limit` on each side of the range's midpoint, nearest first."""
-    @abstractmethod
-    def entities_of_units(self, bank_id: str, labels: list[int]) -> dict[int, list[EntityRef]]:
-        """The canonical entities each unit mentions (units without entities are left out)."""
     @abstractmethod
     def entity_unit_counts(self, bank_id: str, entity_ids: list[str]) -> dict[str, int]:
         """How many units mention each entity."""

@@ -147,8 +147,8 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
             c.execute(
                 "DELETE FROM unit_entities WHERE unit_label IN (SELECT label FROM units WHERE bank_id=?)", (bank_id,)
             )
-            for table in ("links", "entity_keys", "changes", "units", "documents", "opinion_history", "pending_work",
-                          "llm_usage"):
+            for table in ("links", "claims", "entity_keys", "changes", "units", "documents", "opinion_history",
+                          "pending_work", "llm_usage"):
                 c.execute(f"DELETE FROM {table} WHERE bank_id=?", (bank_id,))
             c.execute(
                 "DELETE FROM entity_aliases WHERE entity_id IN (SELECT id FROM entities WHERE bank_id=?)", (bank_id,)
@@ -167,6 +167,12 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
             self._write_entities(c, bank_id, batch)
             labels = self._insert_units(c, bank_id, batch)
             self._insert_links(c, bank_id, batch.links, labels)
+            c.executemany(
+                "INSERT OR IGNORE INTO claims(bank_id, subject, attribute, said, unit_label, value, ended) "
+                "VALUES(?,?,?,?,?,?,?)",
+                [(bank_id, k.subject, k.attribute, _ts(k.said), labels[k.unit_id], k.value, int(k.ended))
+                 for k in batch.claims if k.unit_id in labels],
+            )
             self._update_units(c, bank_id, batch.update_units)
             self._insert_opinion_events(c, bank_id, batch.opinion_events)
             if batch.document is not None:
@@ -276,6 +282,7 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
             documents |= {r[0] for r in c.execute(f"SELECT document_id FROM units WHERE label IN ({marks})", part)}
             c.execute(f"DELETE FROM unit_entities WHERE unit_label IN ({marks})", part)
             c.execute(f"DELETE FROM links WHERE src IN ({marks}) OR dst IN ({marks})", (*part, *part))
+            c.execute(f"DELETE FROM claims WHERE unit_label IN ({marks})", part)
             c.execute(f"DELETE FROM units WHERE label IN ({marks})", part)
         c.executemany("INSERT INTO changes(bank_id, op, label) VALUES(?, 'del', ?)", [(bank_id, x) for x in labels])
         return touched, documents

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from hindsight.models import Entity, EntityAlias, EntityCandidate, Link, LinkType
 from hindsight.names import normalize_name
-from hindsight.store.base import EntityRef, GraphEdge, TimedUnit, TimeNeighbour, UnitEntity, UnitFilter
+from hindsight.store.base import (
+    ClaimRecord,
+    GraphEdge,
+    TimedUnit,
+    TimeNeighbour,
+    UnitEntity,
+    UnitFilter,
+)
 from hindsight.store.sqlite_util import chunks as _chunks
 from hindsight.store.sqlite_util import dt as _dt
 from hindsight.store.sqlite_util import filter_sql as _filter_sql
@@ -142,16 +149,38 @@ class GraphQueries:
                                   bool(r[7])) for r in rows]
         return out
 
+    def update_links(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> list[GraphEdge]:
+        return self._links_from(bank_id, labels, LinkType.UPDATE, "dst", unit_filter)
+
+    def claims_about(self, bank_id: str, keys: Sequence[tuple[str, str]], limit: int) -> list[ClaimRecord]:
+        out: list[ClaimRecord] = []
+        for subject, attribute in dict.fromkeys(keys):
+            rows = self._query(
+                "SELECT u.id, c.value, c.ended, c.said FROM claims c JOIN units u ON u.label=c.unit_label "
+                "WHERE c.bank_id=? AND c.subject=? AND c.attribute=? ORDER BY c.said DESC LIMIT ?",
+                (bank_id, subject, attribute, limit),
+            )
+            out += [ClaimRecord(r[0], subject, attribute, r[1], bool(r[2]), datetime.fromtimestamp(r[3], timezone.utc))
+                    for r in rows]
+        return out
+
     def reply_links(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> list[GraphEdge]:
+        return self._links_from(bank_id, labels, LinkType.REPLY, "src", unit_filter)
+
+    def _links_from(
+        self, bank_id: str, labels: list[int], type_: LinkType, near: str, unit_filter: UnitFilter | None
+    ) -> list[GraphEdge]:
+        """The links of one type whose `near` end ("src" or "dst") is in `labels`, seen from that end."""
+        far = "dst" if near == "src" else "src"
         where, params = _filter_sql(unit_filter, "+u.")
         out: list[GraphEdge] = []
         for part in _chunks(sorted(set(labels))):
             rows = self._query(
-                f"SELECT l.src, l.dst, u.id, l.weight FROM links l JOIN units u ON u.label=l.dst "
-                f"WHERE l.src IN ({_marks(len(part))}) AND l.type=? AND +u.bank_id=?{where}",
-                (*part, LinkType.REPLY.value, bank_id, *params),
+                f"SELECT l.{near}, l.{far}, u.id, l.subtype, l.weight FROM links l JOIN units u ON u.label=l.{far} "
+                f"WHERE l.{near} IN ({_marks(len(part))}) AND l.type=? AND +u.bank_id=?{where}",
+                (*part, type_.value, bank_id, *params),
             )
-            out += [GraphEdge(r[0], r[1], r[2], LinkType.REPLY, None, r[3]) for r in rows]
+            out += [GraphEdge(r[0], r[1], r[2], type_, r[3], r[4]) for r in rows]
         return out
 
     def units_in_time(
@@ -175,17 +204,6 @@ class GraphQueries:
         found = [TimedUnit(r[0], r[1], r[2], r[3], r[4]) for r in after + before]
         found.sort(key=lambda u: (abs(u.t_mid - mid), u.label))
         return found
-
-    def entities_of_units(self, bank_id: str, labels: list[int]) -> dict[int, list[EntityRef]]:
-        out: dict[int, list[EntityRef]] = {}
-        for part in _chunks(sorted(set(labels))):
-            for label, eid, name, kind in self._query(
-                "SELECT ue.unit_label, e.id, e.name, e.label FROM unit_entities ue "
-                f"JOIN entities e ON e.id=ue.entity_id WHERE ue.unit_label IN ({_marks(len(part))}) AND +e.bank_id=?",
-                (*part, bank_id),
-            ):
-                out.setdefault(label, []).append(EntityRef(eid, name, kind))
-        return out
 
     def entity_unit_counts(self, bank_id: str, entity_ids: list[str]) -> dict[str, int]:
         # Entity ids are random and never shared between banks, so the count needs no join: it is a range

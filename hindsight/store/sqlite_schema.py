@@ -73,6 +73,11 @@ CREATE TABLE IF NOT EXISTS pending_work(
     bank_id TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, queued_at REAL NOT NULL, touched_at REAL NOT NULL,
     claim TEXT, requeued INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY(bank_id, kind, key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS claims(
+    bank_id TEXT NOT NULL, subject TEXT NOT NULL, attribute TEXT NOT NULL, said REAL NOT NULL,
+    unit_label INTEGER NOT NULL, value TEXT NOT NULL, ended INTEGER NOT NULL,
+    PRIMARY KEY(bank_id, subject, attribute, said, unit_label, value, ended)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS claims_unit ON claims(unit_label);
 CREATE TABLE IF NOT EXISTS llm_usage(
     bank_id TEXT PRIMARY KEY, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
     calls INTEGER NOT NULL) WITHOUT ROWID;

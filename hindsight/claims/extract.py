@@ -1,0 +1,281 @@
+"""Claims in one person's message: who (the speaker, a named person, or the speaker's relative), which attribute,
+what value, and whether the statement says the value holds or has ended.
+
+Only statements of the present count: a question, a wish, a plan, a condition or a habit of the past ("I used to
+live in Boston") states no current value, so it makes no claim.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hindsight.claims import lexicon as lex
+from hindsight.nicknames import MODIFIERS, RELATIONS, TITLES
+from hindsight.text import split_sentences
+
+SPEAKER = "speaker"
+_SPEAKER_WORDS = frozenset({"i", "i'm", "i've", "i'd", "we", "we're", "we've", "my", "our", "me", "us", "myself"})
+_PRONOUNS = frozenset({"he", "she", "he's", "she's", "his", "her", "him"})
+_STOP_SUBJECT = frozenset({"you", "your", "you're", "you've", "they", "their", "they're", "it", "its", "it's",
+                           "everyone", "someone", "somebody", "nobody", "people"})
+# Words before a name that make it an object, not the subject ("I live in Portland and work at ...").
+_OBJECT_BEFORE = frozenset({"in", "at", "to", "from", "near", "with", "for", "of", "on", "into", "the", "a", "an",
+                            "about", "by", "visited", "visit", "called", "told", "met", "saw", "asked"})
+_CLAUSE = re.compile(r"[,;:()\"]|\s[-–—]\s|\b(?:and|but|so|because|though|although|while|whereas)\b", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z0-9][\w'&.-]*")
+_BOUNDARY = re.compile(
+    r"\s*(?:[,;:!?()\"]|\.(?:\s|$)|\s[-–—]\s|\b(?:and|but|so|because|since|as|with|for|after|before|when|while|until|"
+    r"last|this|next|two|three|four|a\s+few|ago|in\s+(?:19|20)\d\d|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"now|anymore|any\s+more|yet|though|which|who|where|that|to|right|again|too|instead|these|starting|from|"
+    r"full[- ]time|part[- ]time|by|about|over|into|if|or|soon|recently|lately|today|tonight|yesterday|tomorrow|"
+    r"back|either|anyway|btw|lol|haha|nearby|downtown|in|on|at|is|was|are|were|has|have|had|will|every|each)\b)",
+    re.IGNORECASE,
+)
+_LEADING = frozenset({"a", "an", "the", "my", "our", "his", "her", "their", "new", "brand", "used", "local", "little",
+                      "big", "same", "current", "nice", "lovely", "beautiful", "huge", "tiny", "old"})
+_MAX_VALUE_TOKENS = 6
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A statement that an attribute of a subject has a value (or that the value has ended). `subject` is
+    `SPEAKER`, a person's name as written, or "rel:<relation>" for the speaker's relative ("my sister")."""
+
+    subject: str
+    attribute: str
+    value: str  # "" when the statement names none ("I moved into a new apartment", "we broke up")
+    ended: bool
+    sentence: str
+
+
+def claims_in(text: str, people: Sequence[str] = ()) -> list[Claim]:
+    """The claims of one message, in order; `people` are the persons it names, to read "he" and "she"."""
+    out: list[Claim] = []
+    seen: set[tuple[str, str, str, bool]] = set()
+    offset = 0
+    for sentence in split_sentences(text.replace("’", "'")):
+        before = text[:offset]
+        offset += len(sentence) + 1
+        if sentence.rstrip().endswith("?"):
+            continue
+        for claim in _sentence_claims(sentence, _last_person(before, people)):
+            key = (claim.subject, claim.attribute, claim.value.lower(), claim.ended)
+            if key not in seen:
+                seen.add(key)
+                out.append(claim)
+    return out
+
+
+def _last_person(before: str, people: Sequence[str]) -> str | None:
+    """The person named last in the text before a sentence, whom its "he" or "she" means."""
+    best, at = None, -1
+    for name in people:
+        for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", before):
+            if m.start() > at:
+                best, at = name, m.start()
+    return best
+
+
+def _sentence_claims(sentence: str, pronoun: str | None) -> list[Claim]:
+    out: list[Claim] = []
+    for rule in lex.RULES:
+        for m in rule.pattern.finditer(sentence):
+            claim = _rule_claim(rule, sentence, m, pronoun)
+            if claim is not None:
+                out.append(claim)
+    out += _diet_claims(sentence, pronoun)
+    out += _favorite_claims(sentence, pronoun)
+    out += _record_claims(sentence, pronoun)
+    # "I quit my job at X" reads as a job at X and as leaving it: the ending wins.
+    ended = {(c.subject, c.attribute, c.value) for c in out if c.ended}
+    return [c for c in out if c.ended or (c.subject, c.attribute, c.value) not in ended]
+
+
+def _context(sentence: str, start: int, pronoun: str | None) -> tuple[str, bool] | None:
+    """The subject of the predicate starting at `start`, and whether it is negated; None when the words before it
+    make no statement of the present, or name no subject."""
+    left = sentence[:start]
+    # A predicate joined to the one before ("I live in Portland and work at Providence") shares its subject.
+    clause = next((c for c in reversed(_CLAUSE.split(left)) if _TOKEN.search(c)), "")
+    if lex.CONDITIONAL.search(left) or lex.HYPOTHETICAL.search(clause):
+        return None
+    subject = _subject(clause, pronoun)
+    if subject is None:
+        return None
+    return subject, lex.NEGATION.search(clause) is not None
+
+
+def _subject(clause: str, pronoun: str | None) -> str | None:
+    """Scan back from the predicate to the nearest word that names who the clause is about."""
+    tokens = _TOKEN.findall(clause)
+    i = len(tokens) - 1
+    while i >= 0:
+        token = tokens[i]
+        low = token.lower()
+        if low in _SPEAKER_WORDS:
+            return SPEAKER
+        if low in _PRONOUNS:
+            return pronoun
+        if low in _STOP_SUBJECT:
+            return None
+        if low in RELATIONS:
+            owner = next((t.lower() for t in reversed(tokens[:i]) if t.lower() not in MODIFIERS), "")
+            return f"rel:{low}" if owner in {"my", "our"} else None
+        if token[0].isupper() and low not in lex.FILLERS and low.rstrip(".") not in TITLES:
+            name = [token[:-2] if low.endswith("'s") else token]
+            while i > 0 and tokens[i - 1][0].isupper() and tokens[i - 1].lower() not in lex.FILLERS:
+                i -= 1
+                name.insert(0, tokens[i])
+            if i == 0 or tokens[i - 1].lower() not in _OBJECT_BEFORE:
+                return " ".join(name)
+        i -= 1
+    return None
+
+
+def _value(rest: str) -> str:
+    """The value phrase at the start of `rest`: up to a clause boundary, without leading determiners."""
+    cut = _BOUNDARY.search(rest)
+    phrase = rest[: cut.start()] if cut else rest
+    tokens = _TOKEN.findall(phrase)
+    while tokens and tokens[0].lower() in _LEADING:
+        tokens.pop(0)
+    if len(tokens) > _MAX_VALUE_TOKENS:
+        return ""
+    return " ".join(tokens).rstrip(".'")
+
+
+def _capitalised(value: str) -> bool:
+    return any(t[0].isupper() or t[0].isdigit() for t in value.split())
+
+
+def _rule_claim(rule: lex.Rule, sentence: str, m: re.Match[str], pronoun: str | None) -> Claim | None:
+    context = _context(sentence, m.start(), pronoun)
+    if context is None:
+        return None
+    subject, negated = context
+    ended = rule.ended or negated
+    value = _value(sentence[m.end():])
+    attribute = _attribute(rule, value, sentence[: m.end()])
+    if attribute is None:
+        return None
+    kind = rule.value
+    words = {w.lower() for w in value.split()}
+    if kind is lex.ValueKind.NAME:
+        value = _name(value)
+        if not value and not ended:
+            return None
+    elif kind is lex.ValueKind.DEVICE:
+        value = _device(value)
+    elif kind is lex.ValueKind.MOVED:
+        if not _capitalised(value):
+            # "moved into my new apartment": a new home, not named
+            if not re.search(r"\b(?:new|own)\b", m.group(0), re.IGNORECASE):
+                return None
+            value = ""
+    elif kind is lex.ValueKind.CLUBBY:
+        if not words & lex.CLUB_WORDS:
+            return None
+    elif kind in (lex.ValueKind.PROPER, lex.ValueKind.SCHOOLY, lex.ValueKind.JOINED):
+        if not _capitalised(value):
+            return None
+    elif not value or value.lower() in lex.EMPTY_VALUES:
+        if not ended:
+            return None
+        value = ""
+    return Claim(subject, attribute, value, ended, sentence)
+
+
+def _attribute(rule: lex.Rule, value: str, head: str) -> str | None:
+    """The rule's attribute, or the one its value decides (device brands, clubs, schools, what was joined)."""
+    words = {w.lower().strip(".'") for w in value.split()}
+    kind = rule.value
+    if kind is lex.ValueKind.DEVICE:
+        if words & lex.CAR_WORDS:
+            return "car"
+        return "phone" if words & lex.PHONE_WORDS else None
+    if kind is lex.ValueKind.SCHOOLY:
+        return rule.attribute if words & lex.SCHOOL_WORDS else None
+    if kind is lex.ValueKind.JOINED:
+        if words & lex.CLUB_WORDS:
+            return _club(words | set(head.lower().split()))
+        return None if words & lex.SCHOOL_WORDS else "workplace"
+    if kind is lex.ValueKind.CLUBBY:
+        return _club(words | set(head.lower().split()))
+    return rule.attribute
+
+
+def _club(words: set[str]) -> str:
+    """"club:<activity>" when the words say which activity, else "club"."""
+    for names, activity in lex.ACTIVITIES:
+        if words & names:
+            return f"club:{activity}"
+    return "club"
+
+
+def _name(value: str) -> str:
+    tokens = value.split()
+    name: list[str] = []
+    for t in tokens:
+        if not t[0].isupper() or t.lower().rstrip(".") in TITLES:
+            break
+        name.append(t)
+    return " ".join(name[:3])
+
+
+def _device(value: str) -> str:
+    """The brand and model: from the first brand or model word, up to three words."""
+    tokens = value.split()
+    known = lex.CAR_WORDS | lex.PHONE_WORDS
+    for i, t in enumerate(tokens):
+        if t.lower() in known:
+            return " ".join(tokens[i : i + 3])
+    return ""
+
+
+def _diet_claims(sentence: str, pronoun: str | None) -> list[Claim]:
+    out: list[Claim] = []
+    for m in lex.DIETS.finditer(sentence):
+        before = sentence[: m.start()]
+        verb = lex.DIET_VERBS.search(before)
+        after = sentence[m.end():].split()
+        if verb is None or (after and after[0].lower().strip(".,!") in lex.DIET_NOT_AFTER):
+            continue
+        context = _context(sentence, verb.start(), pronoun)
+        negated = lex.NEGATION.search(before[verb.start():]) is not None
+        if context is not None:
+            value = m.group(1).lower().replace("-", " ")
+            out.append(Claim(context[0], "diet", value, context[1] or negated, sentence))
+    for m in lex.DIET_FOODS.finditer(sentence):
+        context = _context(sentence, m.start(), pronoun)
+        if context is None:
+            continue
+        food = " ".join(m.group(2).lower().split())
+        stops = not re.match(r"started|began|back", m.group(1), re.IGNORECASE)
+        out.append(Claim(context[0], "diet", f"no {food}" if stops else food, context[1], sentence))
+    return out
+
+
+def _favorite_claims(sentence: str, pronoun: str | None) -> list[Claim]:
+    out: list[Claim] = []
+    for m in lex.FAVORITE.finditer(sentence):
+        context = _context(sentence, m.start(), pronoun)
+        value = _value(sentence[m.end():])
+        if context is not None and value:
+            thing = " ".join(m.group(1).lower().split())
+            out.append(Claim(context[0], f"favorite:{thing}", value, context[1], sentence))
+    return out
+
+
+def _record_claims(sentence: str, pronoun: str | None) -> list[Claim]:
+    m = lex.RECORD.search(sentence)
+    if m is None:
+        return []
+    context = _context(sentence, m.start(), pronoun)
+    number = lex.RECORD_VALUE.search(sentence, m.end()) or lex.RECORD_VALUE.search(sentence)
+    if context is None or number is None:
+        return []
+    event = lex.RECORD_EVENT.search(sentence)
+    name = event.group(1).lower() if event else ""
+    return [Claim(context[0], f"record:{name}", number.group(0).lower(), False, sentence)]

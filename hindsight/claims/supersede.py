@@ -1,0 +1,77 @@
+"""Which claim supersedes which: on one subject and attribute, a later claim supersedes an earlier one when it
+changes the value, ends it, or restores a value that had ended. A restatement of the same value supersedes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+_WORD = re.compile(r"[a-z0-9]+")
+# Words that do not tell two values apart ("the University of Washington" is "University of Washington").
+_NEUTRAL = frozenset({"the", "a", "an", "of", "my", "our", "new", "in", "at", "and", "s"})
+
+
+@dataclass(frozen=True)
+class TimedClaim:
+    """A claim of a unit as link building sees it: subject key, attribute, value, ended, and when it was said."""
+
+    unit_id: str
+    subject: str
+    attribute: str
+    value: str
+    ended: bool
+    said: float  # epoch seconds
+
+
+@dataclass(frozen=True)
+class Supersession:
+    """The newer unit supersedes the older one on this attribute."""
+
+    newer: str
+    older: str
+    attribute: str
+
+
+def _words(value: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(value.lower())) - _NEUTRAL
+
+
+def same_value(a: str, b: str) -> bool:
+    """Whether two values name the same thing: one's words contain the other's ("Seattle" and "Capitol Hill,
+    Seattle"). An unnamed value is the same as none."""
+    wa, wb = _words(a), _words(b)
+    return bool(wa and wb) and (wa <= wb or wb <= wa)
+
+
+def supersedes(new: TimedClaim, old: TimedClaim) -> bool:
+    """Whether `new` supersedes `old` (same subject and attribute assumed)."""
+    if new.said <= old.said or new.unit_id == old.unit_id:
+        return False
+    if old.ended:
+        return not new.ended
+    if new.ended:
+        return not new.value or same_value(new.value, old.value)
+    return not same_value(new.value, old.value)
+
+
+def supersessions(new: Iterable[TimedClaim], existing: Iterable[TimedClaim]) -> list[Supersession]:
+    """The supersessions that new claims bring, among themselves and with the existing claims: `b` supersedes
+    `a` when nothing said between them already did. At least one of each pair is new."""
+    fresh = list(new)
+    fresh_units = {c.unit_id for c in fresh}
+    groups: dict[tuple[str, str], list[TimedClaim]] = {}
+    for claim in [*existing, *fresh]:
+        groups.setdefault((claim.subject, claim.attribute), []).append(claim)
+    out: dict[Supersession, None] = {}
+    for (_, attribute), claims in groups.items():
+        claims.sort(key=lambda c: (c.said, c.unit_id))
+        for i, old in enumerate(claims):
+            for newer in claims[i + 1 :]:
+                if not supersedes(newer, old):
+                    continue
+                if old.unit_id in fresh_units or newer.unit_id in fresh_units:
+                    out[Supersession(newer.unit_id, old.unit_id, attribute)] = None
+                break  # later claims supersede the one that superseded this
+    return list(out)

@@ -1,0 +1,140 @@
+"""State claims (hindsight/claims/): what a sentence states, which later claim supersedes which, and what a query
+asks. Pure functions: no model, no store."""
+
+from __future__ import annotations
+
+import pytest
+
+from hindsight.claims.extract import SPEAKER, claims_in
+from hindsight.claims.query import read_query
+from hindsight.claims.supersede import TimedClaim, same_value, supersessions
+
+PEOPLE = ["Danny", "Leah", "Sara"]
+
+
+def one(text: str) -> tuple[str, str, str, bool]:
+    [claim] = claims_in(text, PEOPLE)
+    return claim.subject, claim.attribute, claim.value, claim.ended
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I live in Portland.", (SPEAKER, "residence", "Portland", False)),
+        ("I finally moved into my new apartment in Capitol Hill, Seattle!", (SPEAKER, "residence", "Capitol Hill",
+                                                                             False)),
+        ("We moved into a new house last month.", (SPEAKER, "residence", "", False)),
+        ("I've been living in Austin since March.", (SPEAKER, "residence", "Austin", False)),
+        ("I just started at Seattle Children's as a nurse.", (SPEAKER, "workplace", "Seattle Children's", False)),
+        ("The commute to my new office at Stripe is brutal.", (SPEAKER, "workplace", "Stripe", False)),
+        ("I'm a software engineer at Microsoft.", (SPEAKER, "workplace", "Microsoft", False)),
+        ("I quit my job at Providence.", (SPEAKER, "workplace", "Providence", True)),
+        ("I don't work at Intel anymore.", (SPEAKER, "workplace", "Intel", True)),
+        ("My sister Leah works at Intel.", ("Leah", "workplace", "Intel", False)),
+        ("My brother lives in Seattle.", ("rel:brother", "residence", "Seattle", False)),
+        ("I transferred to the University of Washington.", (SPEAKER, "school", "University of Washington", False)),
+        ("I'm majoring in biology.", (SPEAKER, "major", "biology", False)),
+        ("I'm dating Sara now.", (SPEAKER, "partner", "Sara", False)),
+        ("Sara and I broke up.", (SPEAKER, "partner", "", True)),
+        ("I've gone vegan.", (SPEAKER, "diet", "vegan", False)),
+        ("I stopped eating meat.", (SPEAKER, "diet", "no meat", False)),
+        ("I'm not vegetarian anymore.", (SPEAKER, "diet", "vegetarian", True)),
+        ("I joined the Seattle Striders running club.", (SPEAKER, "club:running", "Seattle Striders running club",
+                                                         False)),
+        ("I drive a Subaru Outback.", (SPEAKER, "car", "Subaru Outback", False)),
+        ("I upgraded to an iPhone 15 Pro.", (SPEAKER, "phone", "iPhone 15 Pro", False)),
+        ("My favorite coffee shop is Heart Coffee.", (SPEAKER, "favorite:coffee shop", "Heart Coffee", False)),
+        ("I ran a new personal best of 24:10 in the 5K!", (SPEAKER, "record:5k", "24:10", False)),
+    ],
+)
+def test_a_statement_of_the_present_makes_one_claim(text: str, expected: tuple[str, str, str, bool]) -> None:
+    assert one(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I might move to Denver someday.",
+        "I'm thinking about applying to Google.",
+        "Do you think I should move to Austin?",
+        "I used to live in Boston.",
+        "If I get the offer, I'll work at Google.",
+        "I visited Seattle last weekend.",
+        "You could try the Seattle Striders club.",
+        "We went to a vegan restaurant.",
+        "I have a sister.",
+        "I work from home on Fridays.",
+    ],
+)
+def test_a_wish_a_plan_a_question_or_the_past_makes_no_claim(text: str) -> None:
+    assert claims_in(text, PEOPLE) == []
+
+
+def test_he_and_she_are_the_person_named_before() -> None:
+    [moved, works] = claims_in("Danny moved to Seattle in October. He works at Amazon now.", PEOPLE)
+    assert (moved.subject, moved.value) == ("Danny", "Seattle")
+    assert (works.subject, works.attribute, works.value) == ("Danny", "workplace", "Amazon")
+    assert claims_in("She works at Amazon.", []) == []  # nobody named: no subject
+
+
+def test_a_joined_predicate_shares_its_subject_and_a_place_is_no_subject() -> None:
+    claims = claims_in("I live in Portland and work as a nurse at Providence.", PEOPLE)
+    assert [(c.subject, c.attribute, c.value) for c in claims] == [
+        (SPEAKER, "residence", "Portland"), (SPEAKER, "workplace", "Providence")]
+
+
+def claim(unit: str, value: str, said: float, ended: bool = False, attribute: str = "residence") -> TimedClaim:
+    return TimedClaim(unit, "e-danny", attribute, value, ended, said)
+
+
+def test_same_value_ignores_articles_and_reads_a_part_as_the_whole() -> None:
+    assert same_value("Seattle", "Capitol Hill, Seattle") and same_value("the University of Washington",
+                                                                        "University of Washington")
+    assert not same_value("Portland", "Seattle") and not same_value("", "Seattle")
+
+
+def test_a_later_change_or_ending_supersedes_a_restatement_does_not() -> None:
+    portland, still, seattle = claim("a", "Portland", 1), claim("b", "Portland", 2), claim("c", "Seattle", 3)
+    found = {(s.newer, s.older) for s in supersessions([seattle], [portland, still])}
+    assert found == {("c", "a"), ("c", "b")}
+    assert supersessions([still], [portland]) == []
+    left = claim("d", "", 4, ended=True)
+    assert {(s.newer, s.older) for s in supersessions([left], [seattle])} == {("d", "c")}
+    back = claim("e", "Seattle", 5)
+    assert {(s.newer, s.older) for s in supersessions([back], [left])} == {("e", "d")}
+
+
+def test_an_older_claim_retained_late_is_superseded_by_the_newer_already_stored() -> None:
+    late = claim("a", "Portland", 1)
+    assert [(s.newer, s.older) for s in supersessions([late], [claim("c", "Seattle", 3)])] == [("c", "a")]
+
+
+def test_other_attributes_and_subjects_never_supersede() -> None:
+    job = claim("b", "Amazon", 2, attribute="workplace")
+    sister = TimedClaim("c", "e-leah", "residence", "Seattle", False, 3)
+    assert supersessions([job, sister], [claim("a", "Portland", 1)]) == []
+
+
+@pytest.mark.parametrize(
+    ("query", "attributes", "current", "past"),
+    [
+        ("Where does Danny live now?", {"residence"}, True, False),
+        ("Where does Daniel work currently?", {"workplace"}, True, False),
+        ("Is Maya still dating Tom?", {"partner"}, True, False),
+        ("Which running club is Danny in?", {"club"}, False, False),
+        ("Where did he live before Seattle?", {"residence"}, False, True),
+        ("What is my current personal best in the 5K?", {"record"}, True, False),
+        ("What did Danny say about the marathon?", set(), False, False),
+    ],
+)
+def test_the_query_says_what_it_asks_and_when(query: str, attributes: set[str], current: bool, past: bool) -> None:
+    intent = read_query(query)
+    assert (set(intent.attributes), intent.current, intent.past) == (attributes, current, past)
+
+
+def test_an_attribute_family_answers_its_members() -> None:
+    intent = read_query("Which club is Danny in now?")
+    assert intent.wants("club:running") and not intent.wants("residence") and intent.asks_current
+    assert not read_query("Where did Danny live before?").asks_current
+    coffee = read_query("What's my favorite coffee shop these days?")
+    assert coffee.current and coffee.wants("favorite:coffee shop") and not coffee.wants("favorite:movie")
