@@ -20,6 +20,11 @@ _SPEAKER_WORDS = frozenset({"i", "i'm", "i've", "i'd", "we", "we're", "we've", "
 _PRONOUNS = frozenset({"he", "she", "he's", "she's", "his", "her", "him"})
 _STOP_SUBJECT = frozenset({"you", "your", "you're", "you've", "they", "their", "they're", "it", "its", "it's",
                            "everyone", "someone", "somebody", "nobody", "people"})
+# "Marco and I broke up", "Luis and Ana split up": a claim about each.
+_COUPLE = re.compile(r"\b([A-Z][a-z]+|I|we)\s+and\s+([A-Z][a-z]+|I|me)\s*$")
+# A partner not named, or named after: "seeing someone", "dating a nurse named Ana".
+_UNNAMED = re.compile(r"(?:someone|somebody|a\s+(?:guy|girl|woman|man|boy)|(?:an?\s+)?[a-z]+(?:\s+[a-z]+)?\s+"
+                      r"(?:named|called))\b\s*")
 # Words before a name that make it an object, not the subject ("I live in Portland and work at ...").
 _OBJECT_BEFORE = frozenset({"in", "at", "to", "from", "near", "with", "for", "of", "on", "into", "the", "a", "an",
                             "about", "by", "visited", "visit", "called", "told", "met", "saw", "asked"})
@@ -30,12 +35,13 @@ _BOUNDARY = re.compile(
     r"last|this|next|two|three|four|a\s+few|ago|in\s+(?:19|20)\d\d|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
     r"now|anymore|any\s+more|yet|though|which|who|where|that|to|right|again|too|instead|these|starting|from|"
     r"full[- ]time|part[- ]time|by|about|over|into|if|or|soon|recently|lately|today|tonight|yesterday|tomorrow|"
-    r"back|either|anyway|btw|lol|haha|nearby|downtown|in|on|at|is|was|are|were|has|have|had|will|every|each)\b)",
+    r"back|either|anyway|btw|lol|haha|nearby|downtown|in|on|at|is|was|are|were|has|have|had|will|every|each|out|up)\b)",
     re.IGNORECASE,
 )
 _LEADING = frozenset({"a", "an", "the", "my", "our", "his", "her", "their", "new", "brand", "used", "local", "little",
                       "big", "same", "current", "nice", "lovely", "beautiful", "huge", "tiny", "old"})
 _MAX_VALUE_TOKENS = 6
+_MAJOR = re.compile(r"\ban?\s+((?:[a-z-]+\s+){0,2}?[a-z-]+)\s+major\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -54,13 +60,14 @@ def claims_in(text: str, people: Sequence[str] = ()) -> list[Claim]:
     """The claims of one message, in order; `people` are the persons it names, to read "he" and "she"."""
     out: list[Claim] = []
     seen: set[tuple[str, str, str, bool]] = set()
+    text = text.replace("’", "'")
     offset = 0
-    for sentence in split_sentences(text.replace("’", "'")):
-        before = text[:offset]
-        offset += len(sentence) + 1
+    for sentence in split_sentences(text):
+        start = text.find(sentence, offset)
+        offset = start + len(sentence)
         if sentence.rstrip().endswith("?"):
             continue
-        for claim in _sentence_claims(sentence, _last_person(before, people)):
+        for claim in _sentence_claims(sentence, text[:start], people):
             key = (claim.subject, claim.attribute, claim.value.lower(), claim.ended)
             if key not in seen:
                 seen.add(key)
@@ -78,30 +85,33 @@ def _last_person(before: str, people: Sequence[str]) -> str | None:
     return best
 
 
-def _sentence_claims(sentence: str, pronoun: str | None) -> list[Claim]:
+def _sentence_claims(sentence: str, before: str, people: Sequence[str]) -> list[Claim]:
+    """The claims of one sentence; "he" and "she" are the person named last before the predicate."""
     out: list[Claim] = []
     for rule in lex.RULES:
         for m in rule.pattern.finditer(sentence):
-            claim = _rule_claim(rule, sentence, m, pronoun)
-            if claim is not None:
-                out.append(claim)
+            out += _rule_claims(rule, sentence, m, _last_person(before + sentence[: m.start()], people))
+    pronoun = _last_person(before + sentence, people)
     out += _diet_claims(sentence, pronoun)
     out += _favorite_claims(sentence, pronoun)
     out += _record_claims(sentence, pronoun)
+    out += _major_claims(sentence, pronoun)
     # "I quit my job at X" reads as a job at X and as leaving it: the ending wins.
     ended = {(c.subject, c.attribute, c.value) for c in out if c.ended}
     return [c for c in out if c.ended or (c.subject, c.attribute, c.value) not in ended]
 
 
-def _context(sentence: str, start: int, pronoun: str | None) -> tuple[str, bool] | None:
-    """The subject of the predicate starting at `start`, and whether it is negated; None when the words before it
-    make no statement of the present, or name no subject."""
+def _context(
+    sentence: str, start: int, pronoun: str | None, subject: str | None = None
+) -> tuple[str, bool] | None:
+    """The subject of the predicate starting at `start` (unless given), and whether it is negated; None when the
+    words before it make no statement of the present, or name no subject."""
     left = sentence[:start]
     # A predicate joined to the one before ("I live in Portland and work at Providence") shares its subject.
     clause = next((c for c in reversed(_CLAUSE.split(left)) if _TOKEN.search(c)), "")
     if lex.CONDITIONAL.search(left) or lex.HYPOTHETICAL.search(clause):
         return None
-    subject = _subject(clause, pronoun)
+    subject = subject or _subject(clause, pronoun)
     if subject is None:
         return None
     return subject, lex.NEGATION.search(clause) is not None
@@ -134,14 +144,15 @@ def _subject(clause: str, pronoun: str | None) -> str | None:
     return None
 
 
-def _value(rest: str) -> str:
-    """The value phrase at the start of `rest`: up to a clause boundary, without leading determiners."""
+def _value(rest: str, limit: int | None = _MAX_VALUE_TOKENS) -> str:
+    """The value phrase at the start of `rest`: up to a clause boundary, without leading determiners; "" when
+    longer than `limit` words."""
     cut = _BOUNDARY.search(rest)
     phrase = rest[: cut.start()] if cut else rest
     tokens = _TOKEN.findall(phrase)
     while tokens and tokens[0].lower() in _LEADING:
         tokens.pop(0)
-    if len(tokens) > _MAX_VALUE_TOKENS:
+    if limit is not None and len(tokens) > limit:
         return ""
     return " ".join(tokens).rstrip(".'")
 
@@ -150,21 +161,36 @@ def _capitalised(value: str) -> bool:
     return any(t[0].isupper() or t[0].isdigit() for t in value.split())
 
 
-def _rule_claim(rule: lex.Rule, sentence: str, m: re.Match[str], pronoun: str | None) -> Claim | None:
-    context = _context(sentence, m.start(), pronoun)
+def _rule_claims(rule: lex.Rule, sentence: str, m: re.Match[str], pronoun: str | None) -> list[Claim]:
+    """The claim of one rule match; a couple's breaking up is a claim about each of the two."""
+    mine = re.match(r"(?:my|our)\s", m.group(0), re.IGNORECASE) is not None  # "my iPhone 12": the speaker's
+    context = _context(sentence, m.start(), pronoun, SPEAKER if mine else None)
     if context is None:
-        return None
+        return []
+    claim = _rule_claim(rule, sentence, m, context)
+    if claim is None:
+        return []
+    couple = _COUPLE.search(_CLAUSE.split(sentence[: m.start()])[-1]) if claim.attribute == "partner" else None
+    if couple is None or not claim.ended:
+        return [claim]
+    a, b = (SPEAKER if w.lower() in _SPEAKER_WORDS else w for w in couple.groups())
+    return [Claim(a, "partner", "" if b == SPEAKER else b, True, sentence),
+            Claim(b, "partner", "" if a == SPEAKER else a, True, sentence)]
+
+
+def _rule_claim(rule: lex.Rule, sentence: str, m: re.Match[str], context: tuple[str, bool]) -> Claim | None:
     subject, negated = context
     ended = rule.ended or negated
-    value = _value(sentence[m.end():])
+    kind = rule.value
+    value = _value(sentence[m.end():], None if kind is lex.ValueKind.DEVICE else _MAX_VALUE_TOKENS)
     attribute = _attribute(rule, value, sentence[: m.end()])
     if attribute is None:
         return None
-    kind = rule.value
     words = {w.lower() for w in value.split()}
     if kind is lex.ValueKind.NAME:
-        value = _name(value)
-        if not value and not ended:
+        unnamed = _UNNAMED.match(value)
+        value = _name(value[unnamed.end():] if unnamed else value)
+        if not value and not ended and unnamed is None:
             return None
     elif kind is lex.ValueKind.DEVICE:
         value = _device(value)
@@ -174,7 +200,7 @@ def _rule_claim(rule: lex.Rule, sentence: str, m: re.Match[str], pronoun: str | 
             if not re.search(r"\b(?:new|own)\b", m.group(0), re.IGNORECASE):
                 return None
             value = ""
-    elif kind is lex.ValueKind.CLUBBY:
+    elif kind is lex.ValueKind.CLUBBY or (kind is lex.ValueKind.JOINED and attribute.startswith("club")):
         if not words & lex.CLUB_WORDS:
             return None
     elif kind in (lex.ValueKind.PROPER, lex.ValueKind.SCHOOLY, lex.ValueKind.JOINED):
@@ -236,16 +262,23 @@ def _device(value: str) -> str:
 
 def _diet_claims(sentence: str, pronoun: str | None) -> list[Claim]:
     out: list[Claim] = []
+    for m in lex.DIET_ENDED.finditer(sentence):
+        context = _context(sentence, m.start(), pronoun)
+        if context is not None:
+            out.append(Claim(context[0], "diet", " ".join(m.group(1).lower().replace("-", " ").split()), True,
+                             sentence))
     for m in lex.DIETS.finditer(sentence):
         before = sentence[: m.start()]
         verb = lex.DIET_VERBS.search(before)
+        if any(e.start() <= m.start() < e.end() for e in lex.DIET_ENDED.finditer(sentence)):
+            continue
         after = sentence[m.end():].split()
         if verb is None or (after and after[0].lower().strip(".,!") in lex.DIET_NOT_AFTER):
             continue
         context = _context(sentence, verb.start(), pronoun)
         negated = lex.NEGATION.search(before[verb.start():]) is not None
         if context is not None:
-            value = m.group(1).lower().replace("-", " ")
+            value = " ".join(m.group(1).lower().replace("-", " ").split())
             out.append(Claim(context[0], "diet", value, context[1] or negated, sentence))
     for m in lex.DIET_FOODS.finditer(sentence):
         context = _context(sentence, m.start(), pronoun)
@@ -265,6 +298,16 @@ def _favorite_claims(sentence: str, pronoun: str | None) -> list[Claim]:
         if context is not None and value:
             thing = " ".join(m.group(1).lower().split())
             out.append(Claim(context[0], f"favorite:{thing}", value, context[1], sentence))
+    return out
+
+
+def _major_claims(sentence: str, pronoun: str | None) -> list[Claim]:
+    """"a biology major": what someone studies."""
+    out: list[Claim] = []
+    for m in _MAJOR.finditer(sentence):
+        context = _context(sentence, m.start(), pronoun)
+        if context is not None:
+            out.append(Claim(context[0], "major", m.group(1).lower(), context[1], sentence))
     return out
 
 

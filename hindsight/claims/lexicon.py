@@ -60,8 +60,15 @@ RULES: tuple[Rule, ...] = (
     Rule("workplace", _p(r"\b(?:started|starting|start|began|begun)\s+(?:work(?:ing)?\s+|a\s+new\s+job\s+)?"
                          r"(?:at|with)\s+"), ValueKind.PROPER),
     Rule("workplace", _p(r"\b(?:hired|employed|recruited)\s+(?:by|at)\s+"), ValueKind.PROPER),
-    Rule("workplace", _p(r"\b(?:am|'m|is|'s|are|'re)\s+(?:now\s+)?an?\s+(?:[\w-]+\s+){1,3}?(?:at|for)\s+"),
+    Rule("workplace", _p(r"\b(?:am|'m|is|'s|are|'re)\s+(?:now\s+)?an?\s+(?!(?:[\w-]+\s+){0,3}?(?:member|regular|"
+                         r"customer|patient|guest|fan|volunteer|student|major|freshman|sophomore|junior|senior)\b)"
+                         r"(?:[\w-]+\s+){1,3}?(?:at|for)\s+"),
          ValueKind.PROPER),
+    # verbs of a trade ("teaches chemistry at", "bartending at")
+    Rule("workplace", _p(r"\b(?:teach|teaches|teaching|bartend|bartends|bartending|waitress|waitresses|waitressing|"
+                         r"waits\s+tables|waiting\s+tables|intern|interns|interning|tutor|tutors|tutoring|nanny|"
+                         r"nannies|clerk|clerks|clerking|lecture|lectures|lecturing|cook|cooks|cooking|barista)\s+"
+                         r"(?:[\w-]+\s+){0,2}?(?:at|for)\s+"), ValueKind.PROPER),
     Rule("workplace", _p(r"\b(?:office|employer|company|workplace)\s+(?:at|is)\s+"), ValueKind.PROPER),
     Rule("workplace", _p(r"\b(?:joined|joining)\s+"), ValueKind.JOINED),
     Rule("workplace", _p(rf"\b(?:quit|left|leaving|resigned\s+from|laid\s+off\s+(?:from|by)|fired\s+from|retired\s+"
@@ -74,7 +81,11 @@ RULES: tuple[Rule, ...] = (
     Rule("school", _p(r"\b(?:enrolled|enrolling|enroll|accepted)\s+(?:at|in|into)\s+"), ValueKind.SCHOOLY),
     Rule("school", _p(r"\b(?:go|goes|going|transferred|transferring|transfer)\s+to\s+"), ValueKind.SCHOOLY),
     Rule("school", _p(r"\b(?:attend|attends|attending)\s+"), ValueKind.SCHOOLY),
-    Rule("school", _p(r"\b(?:graduated|dropped\s+out)\s+(?:from|of)\s+"), ValueKind.SCHOOLY, ended=True),
+    Rule("school", _p(r"\b(?:bootcamp|program|programme|course|degree|grade|mba|phd|masters?|major|student)\s+"
+                      r"(?:at|in)\s+"), ValueKind.PROPER),
+    Rule("school", _p(r"\b(?:graduated|dropped\s+out)\s+(?:from|of)\s+|\b(?:dropped|quit|left)\s+(?=(?:the|my|his|"
+                      r"her)\s+(?:\w+\s+)?(?:bootcamp|program|programme|course|degree|mba|phd)\b)"), ValueKind.ANY,
+         ended=True),
     Rule("major", _p(r"\b(?:major|majoring)\s+in\s+|\bmajor\s+(?:is|to)\s+")),
     # whom someone dates
     Rule("partner", _p(r"\b(?:dating|seeing|date|dates)\s+"), ValueKind.NAME),
@@ -83,31 +94,35 @@ RULES: tuple[Rule, ...] = (
     Rule("partner", _p(r"\b(?:girlfriend|boyfriend|partner|fianc[ée]e?|wife|husband),?\s+"), ValueKind.NAME),
     Rule("partner", _p(r"\b(?:broke|broken|breaking)\s+up(?:\s+with\s+)?|\b(?:split\s+up|divorced|separated)"
                        r"(?:\s+(?:from|with)\s+)?"), ValueKind.NAME, ended=True),
+    Rule("partner", _p(r"\b(?:am|'m|is|'s|are|'re)\s+(?:now\s+|officially\s+)?single\b"), ValueKind.ANY, ended=True),
     # cars and phones: the brand decides which
     Rule("device", _p(r"\b(?:drive|drives|driving|bought|buy|buying|got|get|getting|leased|lease|leasing|own|owns|"
                       r"use|uses|using|have|has|ordered|picked\s+up|upgraded\s+to|switched\s+to|traded\s+[^,.;!?]{1,30}"
-                      r"?\s+for)\s+"), ValueKind.DEVICE),
+                      r"?\s+for|on|my|our)\s+"), ValueKind.DEVICE),
     Rule("device", _p(r"\b(?:car|phone|ride|truck|suv)\s+(?:is\s+)?(?:now\s+)?(?:an?\s+)?"), ValueKind.DEVICE),
     Rule("device", _p(r"\b(?:sold|totaled|totalled|crashed|got\s+rid\s+of|returned)\s+"), ValueKind.DEVICE,
          ended=True),
     # clubs and teams
-    Rule("club", _p(r"\b(?:member|members)\s+of\s+"), ValueKind.CLUBBY),
+    Rule("club", _p(r"\b(?:member|members)\s+(?:of|at)\s+"), ValueKind.PROPER),
     Rule("club", _p(r"\b(?:run|runs|running|ride|rides|riding|swim|swims|swimming|train|trains|training|row|rows|"
                     r"rowing|climb|climbs|climbing|sing|sings|singing)\s+(?:with|in)\s+"), ValueKind.CLUBBY),
-    Rule("club", _p(r"\b(?:play|plays|playing)\s+(?:for|with|on)\s+"), ValueKind.PROPER),
+    Rule("club", _p(r"\b(?:play|plays|playing|bowl|bowls|bowling)\s+(?:for|with|on|in)\s+"), ValueKind.CLUBBY),
     Rule("club", _p(r"\b(?:club|team|league|crew|group)\s+(?:is\s+)?(?:now\s+)?,?\s*"), ValueKind.CLUBBY),
 )
 
-# Diets: a word that names one, after a verb of being or becoming.
-DIETS = re.compile(
-    r"\b(vegan|vegetarian|pescatarian|pescetarian|keto|paleo|gluten[- ]free|dairy[- ]free|plant[- ]based|"
-    r"carnivore|flexitarian|kosher|halal|low[- ]carb|whole30)\b",
-    re.IGNORECASE,
-)
+# Diets: a word that names one, after a verb of being, becoming or doing.
+DIET_WORDS = (r"vegan|vegetarian|pescatarian|pescetarian|keto|paleo|gluten[- ]free|dairy[- ]free|plant[- ]based|"
+              r"carnivore|flexitarian|kosher|halal|low[- ]carb|whole30|intermittent\s+fasting|fasting")
+DIETS = re.compile(rf"\b({DIET_WORDS})\b", re.IGNORECASE)
 DIET_VERBS = re.compile(
     r"\b(?:am|'m|is|'s|are|'re|be|been|became|become|becoming|gone|went|going|turned|turning|switched\s+to|"
-    r"eat|eating|now|fully|strictly|mostly|officially|on\s+an?)\s+(?:not\s+)?(?:(?:fully|strictly|mostly|completely|a)"
-    r"\s+)?$",
+    r"eat|eating|now|fully|strictly|mostly|officially|on\s+an?|doing|do|does|trying|tried|following|follow|started|"
+    r"starting|begun|began)\s+(?:not\s+)?(?:(?:fully|strictly|mostly|completely|a|the)\s+)?$",
+    re.IGNORECASE,
+)
+DIET_ENDED = re.compile(
+    rf"\b(?:stopped|quit|quitting|gave\s+up(?:\s+on)?|giving\s+up(?:\s+on)?|dropped|ditched|done\s+with|off|"
+    rf"no\s+longer\s+(?:on|doing))\s+(?:the\s+|my\s+)?({DIET_WORDS})\b",
     re.IGNORECASE,
 )
 DIET_NOT_AFTER = frozenset({
@@ -149,7 +164,7 @@ PHONE_WORDS = frozenset({
 CLUB_WORDS = frozenset({
     "club", "team", "league", "group", "society", "crew", "choir", "band", "chapter", "circle", "squad",
     "association", "guild", "ensemble", "orchestra", "runners", "striders", "cyclists", "riders", "rovers",
-    "collective", "meetup",
+    "collective", "meetup", "gym", "studio", "co-op", "congregation", "union", "fraternity", "sorority",
 })
 SCHOOL_WORDS = frozenset({
     "university", "college", "school", "institute", "academy", "polytechnic", "conservatory", "seminary",
@@ -170,6 +185,9 @@ ACTIVITIES: tuple[tuple[frozenset[str], str], ...] = (
     (frozenset({"chess"}), "chess"),
     (frozenset({"hike", "hiking", "hikers"}), "hiking"),
     (frozenset({"trivia", "quiz"}), "trivia"),
+    (frozenset({"bowl", "bowls", "bowling"}), "bowling"),
+    (frozenset({"golf", "golfing"}), "golf"),
+    (frozenset({"yoga"}), "yoga"),
 )
 
 # Words before a predicate that make it no statement of the present: a wish, a plan, a condition, the past.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hindsight.claims.lexicon import DIET_WORDS
+
 _CURRENT = re.compile(
     r"\b(?:now|currently|current|still|any\s?more|these\s+days|nowadays|at\s+the\s+moment|at\s+present|presently|"
     r"latest|most\s+recent|today)\b",
@@ -26,8 +28,8 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("major", r"major|majoring|degree|studying|study|studies"),
         ("partner", r"dating|date|dates|girlfriend|boyfriend|partner|married|wife|husband|seeing|relationship|"
                     r"fianc[ée]e?|single"),
-        ("diet", r"diet|eat|eats|eating|vegan|vegetarian|meat|pescatarian|keto"),
-        ("club", r"club|clubs|team|league|group|member|join|joined|crew|runs?\s+with|plays?\s+for"),
+        ("diet", rf"diet|eat|eats|eating|meat|{DIET_WORDS}"),
+        ("club", r"club|clubs|team|league|group|member|join|joined|crew|gym|runs?\s+with|plays?\s+for"),
         ("car", r"car|cars|drive|drives|driving|vehicle"),
         ("phone", r"phone|smartphone|iphone|pixel|android|cell"),
     )

@@ -45,14 +45,25 @@ def same_value(a: str, b: str) -> bool:
     return bool(wa and wb) and (wa <= wb or wb <= wa)
 
 
+def family(attribute: str) -> str:
+    """"club" of "club:running": claims are compared within a family."""
+    return attribute.partition(":")[0]
+
+
+def compatible(a: str, b: str) -> bool:
+    """Whether two attributes of a family can be the same one: equal, or one of them unqualified ("club" may be
+    the running club; "club:running" is not the book club)."""
+    return a == b or (family(a) == family(b) and (":" not in a or ":" not in b))
+
+
 def supersedes(new: TimedClaim, old: TimedClaim) -> bool:
-    """Whether `new` supersedes `old` (same subject and attribute assumed)."""
-    if new.said <= old.said or new.unit_id == old.unit_id:
+    """Whether `new` supersedes `old` (same subject assumed)."""
+    if new.said <= old.said or new.unit_id == old.unit_id or not compatible(new.attribute, old.attribute):
         return False
     if old.ended:
         return not new.ended
-    if new.ended:
-        return not new.value or same_value(new.value, old.value)
+    if new.ended:  # an ending names the value loosely: "quit the bowling league" ends "the Tuesday night league"
+        return not new.value or bool(_words(new.value) & _words(old.value))
     return not same_value(new.value, old.value)
 
 
@@ -63,15 +74,15 @@ def supersessions(new: Iterable[TimedClaim], existing: Iterable[TimedClaim]) -> 
     fresh_units = {c.unit_id for c in fresh}
     groups: dict[tuple[str, str], list[TimedClaim]] = {}
     for claim in [*existing, *fresh]:
-        groups.setdefault((claim.subject, claim.attribute), []).append(claim)
+        groups.setdefault((claim.subject, family(claim.attribute)), []).append(claim)
     out: dict[Supersession, None] = {}
-    for (_, attribute), claims in groups.items():
+    for claims in groups.values():
         claims.sort(key=lambda c: (c.said, c.unit_id))
         for i, old in enumerate(claims):
             for newer in claims[i + 1 :]:
                 if not supersedes(newer, old):
                     continue
                 if old.unit_id in fresh_units or newer.unit_id in fresh_units:
-                    out[Supersession(newer.unit_id, old.unit_id, attribute)] = None
+                    out[Supersession(newer.unit_id, old.unit_id, old.attribute)] = None
                 break  # later claims supersede the one that superseded this
     return list(out)

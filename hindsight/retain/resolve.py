@@ -20,7 +20,7 @@ class ResolvedEntities:
     writes: list[EntityWrite]
     ids: list[list[str]] = field(default_factory=list)
     names: list[list[str]] = field(default_factory=list)
-    by_mention: list[dict[str, str]] = field(default_factory=list)  # per fact: mention text -> entity id
+    by_mention: list[dict[str, str]] = field(default_factory=list)  # per fact: mention text -> canonical name
 
 
 def resolve_entities(
@@ -66,7 +66,7 @@ def resolve_entities(
                     id=entity_id, name=res.name, label=res.label, aliases=[], last_seen=when, cooccurring=set()
                 )
             _observe(write, batch_candidates[entity_id], res.alias, res.score, when, context)
-            by_mention[mention.text] = entity_id
+            by_mention[mention.text] = write.entity.name
             if entity_id not in ids:
                 ids.append(entity_id)
                 names.append(write.entity.name)

@@ -1,5 +1,5 @@
 """Knowledge updates at retain: the state claims of new units (hindsight/claims/), their subjects resolved to
-entities, and the update links from each newer unit to the older one whose claim it supersedes."""
+subjects, and the update links from each newer unit to the older one whose claim it supersedes."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hindsight.claims.extract import SPEAKER, Claim, claims_in
-from hindsight.claims.supersede import TimedClaim, supersessions
+from hindsight.claims.supersede import TimedClaim, family, supersessions
 from hindsight.models import Document, ExtractedFact, Link, LinkType, Turn, is_assistant_role
-from hindsight.names import blocking_keys, clean_mention, normalize_name
+from hindsight.names import clean_mention, normalize_name
 from hindsight.nicknames import NICKNAMES
 from hindsight.store.base import ClaimRecord, MemoryStore
 
@@ -22,7 +22,7 @@ class NewFactUnit:
 
     unit_id: str
     fact: ExtractedFact
-    entity_of: dict[str, str]  # mention text -> entity id
+    canonical: dict[str, str]  # mention text -> the canonical name of its entity
 
 
 @dataclass
@@ -38,7 +38,7 @@ def detect_updates(store: MemoryStore, bank_id: str, doc: Document, units: Seque
     records = [r for u in units for r in _unit_claims(doc, u)]
     if not records:
         return Updates([], [])
-    keys = list(dict.fromkeys((r.subject, r.attribute) for r in records))
+    keys = list(dict.fromkeys((r.subject, family(r.attribute)) for r in records))
     new_ids = {u.unit_id for u in units}
     existing = [c for c in store.claims_about(bank_id, keys, _EXISTING_PER_KEY) if c.unit_id not in new_ids]
     attributes: dict[tuple[str, str], list[str]] = {}
@@ -74,43 +74,31 @@ def _unit_claims(doc: Document, unit: NewFactUnit) -> list[ClaimRecord]:
         found += [(c, sole) for c in claims_in(fact.text, persons)]
     out: list[ClaimRecord] = []
     for claim, turn in found:
-        subject = _subject_key(claim.subject, turn, unit.entity_of)
+        subject = _subject_key(claim.subject, turn, unit.canonical)
         if subject is not None:
             out.append(ClaimRecord(unit.unit_id, subject, claim.attribute, claim.value, claim.ended,
                                    fact.mentioned_at))
     return out
 
 
-def _subject_key(subject: str, turn: Turn | None, entity_of: dict[str, str]) -> str | None:
-    """The key claims of one subject share: a canonical entity id when the subject is one of the unit's entities
-    (so "Danny" and "Daniel", resolved to one entity, share it), else a key of the name or the speaker."""
+def _subject_key(subject: str, turn: Turn | None, canonical: dict[str, str]) -> str | None:
+    """The key claims of one subject share. A person is keyed by the formal form of their canonical entity's first
+    name, so the aliases entity resolution merged ("Meg", "we all call her Meg" of Margaret) and nicknames the
+    resolver kept apart ("Danny" in one session, "Daniel" in another) are one subject. The speaker of a chat
+    that names no one is keyed by their role."""
     if subject == SPEAKER or subject.startswith("rel:"):
         if turn is None:
             return None
-        who = turn.speaker or turn.role or ""
-        speaker = _entity(who, entity_of) or f"speaker:{normalize_name(who)}"
+        speaker = _person(turn.speaker, canonical) if turn.speaker else f"speaker:{normalize_name(turn.role or '')}"
         return speaker if subject == SPEAKER else f"{speaker}/{subject[4:]}"
-    return _entity(subject, entity_of) or f"name:{_formal(subject)}"
+    return _person(subject, canonical)
 
 
-def _entity(name: str, entity_of: dict[str, str]) -> str | None:
-    """The entity of the mention that is this name, or failing that the one sharing a name key with it."""
-    if not name:
-        return None
-    if name in entity_of:
-        return entity_of[name]
+def _person(name: str, canonical: dict[str, str]) -> str:
+    """"person:<formal first name>" of the canonical entity this name was resolved to (or of the name)."""
     norm = normalize_name(clean_mention(name))
-    for mention, entity_id in entity_of.items():
-        if normalize_name(clean_mention(mention)) == norm:
-            return entity_id
-    keys = blocking_keys(name)
-    matches = {e for mention, e in entity_of.items() if keys & blocking_keys(mention)}
-    return matches.pop() if len(matches) == 1 else None
-
-
-def _formal(name: str) -> str:
-    """A name's key with a nickname read as its formal name ("danny" -> "daniel")."""
-    tokens = normalize_name(clean_mention(name)).split()
-    if tokens and tokens[0] in NICKNAMES:
-        tokens[0] = min(NICKNAMES[tokens[0]])
-    return " ".join(tokens)
+    resolved = canonical.get(name) or next(
+        (c for mention, c in canonical.items() if normalize_name(clean_mention(mention)) == norm), name)
+    tokens = normalize_name(clean_mention(resolved)).split() or norm.split()
+    first = tokens[0] if tokens else ""
+    return f"person:{min(NICKNAMES[first]) if first in NICKNAMES else first}"

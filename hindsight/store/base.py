@@ -288,7 +288,8 @@ class MemoryStore(ABC):
         filter; seen from the older end, so `dst` is the newer unit and `subtype` the attribute."""
     @abstractmethod
     def claims_about(self, bank_id: str, keys: Sequence[tuple[str, str]], limit: int) -> list[ClaimRecord]:
-        """The latest `limit` claims of each (subject, attribute) key, newest first."""
+        """The latest `limit` claims of each (subject, attribute family) key, newest first: the family "club"
+        also finds "club:running"."""
     @abstractmethod
     def reply_links(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> list[GraphEdge]:
         """The reply links from `labels` (units that ask a question) to the units answering them, which pass

@@ -154,13 +154,15 @@ class GraphQueries:
 
     def claims_about(self, bank_id: str, keys: Sequence[tuple[str, str]], limit: int) -> list[ClaimRecord]:
         out: list[ClaimRecord] = []
-        for subject, attribute in dict.fromkeys(keys):
+        for subject, family in dict.fromkeys(keys):
+            # The family and its qualified attributes ("club", "club:running"): two range scans of the key.
             rows = self._query(
-                "SELECT u.id, c.value, c.ended, c.said FROM claims c JOIN units u ON u.label=c.unit_label "
-                "WHERE c.bank_id=? AND c.subject=? AND c.attribute=? ORDER BY c.said DESC LIMIT ?",
-                (bank_id, subject, attribute, limit),
+                "SELECT u.id, c.attribute, c.value, c.ended, c.said FROM claims c JOIN units u ON u.label=c.unit_label "
+                "WHERE c.bank_id=? AND c.subject=? AND (c.attribute=? OR (c.attribute>=? AND c.attribute<?)) "
+                "ORDER BY c.said DESC LIMIT ?",
+                (bank_id, subject, family, f"{family}:", f"{family};", limit),
             )
-            out += [ClaimRecord(r[0], subject, attribute, r[1], bool(r[2]), datetime.fromtimestamp(r[3], timezone.utc))
+            out += [ClaimRecord(r[0], subject, r[1], r[2], bool(r[3]), datetime.fromtimestamp(r[4], timezone.utc))
                     for r in rows]
         return out
 
