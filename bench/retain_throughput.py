@@ -39,7 +39,7 @@ from hindsight.config import EmbedderConfig, HindsightConfig, LLMConfig
 from hindsight.embed.base import Embedder
 from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
 
-# No LLM: an installed local model would otherwise run observations in the background and share the cores.
+# No LLM: one configured in the environment would otherwise run observations in the background and share the cores.
 NO_LLM = HindsightConfig(llm=LLMConfig(backend="none"))
 
 

@@ -34,7 +34,7 @@ from hindsight.models import (
     RetainResult,
     Source,
 )
-from hindsight.reflect.types import OpinionChange, PendingReport, ReflectResult
+from hindsight.reflect.types import OpinionChange, PendingProgress, PendingReport, ReflectResult
 from hindsight.retain.pipeline import RetainRequest
 
 __version__ = version("hindsight-memory")  # pyproject.toml holds the one version
@@ -43,6 +43,7 @@ __all__ = [
     "Bank", "BankNotFoundError", "BankProfile", "ConfigError", "ContentTooLargeError", "DirectoryLockedError",
     "Disposition", "Entity", "EntityNotFoundError", "ExtractionError", "Hindsight", "HindsightConfig", "HindsightError",
     "InvalidBankIdError", "InvalidInputError", "LLMError", "LLMNotConfiguredError", "Link", "LinkType", "MemoryUnit",
-    "Message", "Network", "OpinionChange", "OpinionEvent", "PendingReport", "ReflectResult", "ReservedDocumentIdError",
-    "RetainRequest", "RetainResult", "Source", "StoreError", "UnitNotFoundError", "__version__",
+    "Message", "Network", "OpinionChange", "OpinionEvent", "PendingProgress", "PendingReport", "ReflectResult",
+    "ReservedDocumentIdError", "RetainRequest", "RetainResult", "Source", "StoreError", "UnitNotFoundError",
+    "__version__",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -33,7 +33,7 @@ from hindsight.models import (
 )
 from hindsight.recall.request import DEFAULT_BUDGET, non_negative_int
 from hindsight.recall.types import RecallResult
-from hindsight.reflect.types import PendingReport, ReflectResult
+from hindsight.reflect.types import PendingProgress, PendingReport, ReflectResult
 from hindsight.retain.pipeline import RetainRequest
 from hindsight.services import BankServices
 from hindsight.units import BankHandle
@@ -159,17 +159,16 @@ class Bank:
         with bank_scope(self.id):
             return self._services.reasoner.reflect(self.handle(), self.profile(), query, budget, query_time)
 
-    def process_pending(self) -> PendingReport:
-        """Run the opinion reinforcement and observation regeneration queued by retain now. Needs an LLM."""
+    def process_pending(self, progress: Callable[[PendingProgress], None] | None = None) -> PendingReport:
+        """Do the reasoning retain queued for this bank now, in this thread: opinion reinforcement, then observation
+        regeneration. `progress` is called as items finish. Needs an LLM."""
         reasoner = self._services.reasoner
-        self._services.drain()  # retains already returned have queued their work
         with bank_scope(self.id):
-            return reasoner.process_pending(self.handle())
+            return reasoner.process_pending(self.handle(), progress)
 
     def pending(self) -> int:
-        """Queued background items (new facts to weigh against opinions, entities to re-observe), once the
-        retains already returned have queued theirs."""
-        self._services.drain()
+        """The number of reasoning items queued for this bank (new facts to weigh against opinions, entities to
+        re-observe). A count read from the store: it runs nothing and waits for nothing."""
         return self._services.store.pending_count(self.id)
 
     def merge_background(self, snippet: str) -> BankProfile:

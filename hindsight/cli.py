@@ -15,6 +15,7 @@ from rich.table import Table
 
 from hindsight import __version__
 from hindsight.cli_models import add_models_parser
+from hindsight.cli_pending import add_pending_parsers
 from hindsight.engine import Hindsight
 from hindsight.errors import HindsightError
 from hindsight.inspect.commands import add_commands as add_inspect_commands
@@ -91,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("stats", help="counts of units, entities and links")
     p.add_argument("bank")
     p.set_defaults(func=_cmd_stats)
+    add_pending_parsers(sub)
     add_inspect_commands(sub)
     add_models_parser(sub)
     return parser

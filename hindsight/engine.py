@@ -19,7 +19,7 @@ from hindsight.errors import BankNotFoundError, DirectoryLockedError, StoreClose
 from hindsight.index.manager import BankIndexes
 from hindsight.jobs import JobQueue, RetainEvent, RetainHook
 from hindsight.llm.base import LLM
-from hindsight.llm.factory import llm_required, make_llm
+from hindsight.llm.factory import build_llm, llm_required, resolve_settings
 from hindsight.llm.usage import MeteredLLM, UsageCounters
 from hindsight.models import BankProfile
 from hindsight.recall.pipeline import RecallPipeline
@@ -56,7 +56,11 @@ class Hindsight:
         # Without `llm`, the configured backend (None when there is none); every call is counted per bank,
         # for this engine in memory and for the bank's lifetime in the store.
         self.llm_usage = UsageCounters(lambda bank_id, usage: self.store.add_llm_usage(bank_id, usage))
-        base_llm = llm if llm is not None else make_llm(config.llm)
+        base_llm: LLM | None = llm
+        configured = True
+        if llm is None:
+            settings = resolve_settings(config.llm)
+            base_llm, configured = build_llm(settings, config.llm), settings.configured
         self.llm: LLM | None = MeteredLLM(base_llm, self.llm_usage) if base_llm is not None else None
         self._embedder_override = embedder
         self._embedder: CachedEmbedder | None = None
@@ -67,10 +71,10 @@ class Hindsight:
         self._banks: dict[str, Bank] = {}
         self.jobs = JobQueue()
         self._stopping = threading.Event()  # set by close(): background reasoning stops between items
-        reflect = config.reflect
-        reasons = reflect.reinforce.enabled or reflect.observations.enabled
-        if self.llm is not None and reflect.work.background and reasons:
-            self.jobs.add_hook(self._reason_after_retain)  # opinion reinforcement and observations follow retain
+        # Whether the reasoning retain queues runs on the job thread after retain (else on process_pending()).
+        self.background_reasoning = self._background_consent(configured)
+        if self.background_reasoning:
+            self.jobs.add_hook(self._reason_after_retain)
         self.store = store or SQLiteStore(
             self.path / "hindsight.db", config.store.sqlite.cache_mb, config.store.sqlite.mmap_mb
         )
@@ -78,6 +82,20 @@ class Hindsight:
         if released := self.store.release_pending():
             log.info("%s: %d queued background items claimed by an earlier run are queued again", self.path, released)
         self._closed = False
+
+    def _background_consent(self, configured: bool) -> bool:
+        """Background reasoning needs an LLM, work for it, and consent: `reflect.work.background: true`, or `auto`
+        with an LLM the user configured. An installed model that `auto` found is used when asked (reflect,
+        process_pending), never behind the host's back."""
+        reflect = self.config.reflect
+        if self.llm is None or not (reflect.reinforce.enabled or reflect.observations.enabled):
+            return False
+        if reflect.work.background == "auto":
+            if not configured:
+                log.info("%s: no background reasoning: the LLM was found, not configured; queued work waits for "
+                         "bank.process_pending() (reflect.work.background: true runs it after retain)", self.path)
+            return configured
+        return reflect.work.background
 
     def _acquire_directory_lock(self) -> IO[str]:
         """One process per directory: the HNSW index lives in memory and would diverge between processes."""

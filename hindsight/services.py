@@ -1,4 +1,4 @@
-"""What a bank needs from the engine that opened it: the store, the pipelines, its indexes and the work queue."""
+"""What a bank needs from the engine that opened it: the store, the pipelines, its indexes and the work to queue."""
 
 from __future__ import annotations
 
@@ -35,6 +35,3 @@ class BankServices(Protocol):
 
     def pending_items(self, fact_ids: list[str], entity_ids: list[str]) -> list[PendingItem]:
         """The background reasoning that new facts and touched entities call for."""
-
-    def drain(self) -> None:
-        """Wait until the background work queued by earlier retains has run."""

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# Hermetic: an installed local model or a developer's endpoint never becomes the LLM of a test's engine (it would
-# also run background reasoning after every retain). Tests that want a model configure it explicitly.
+# Hermetic: an installed local model or a developer's endpoint never becomes the LLM of a test's engine (an endpoint
+# would also run background reasoning after every retain). Tests that want a model configure it explicitly.
 os.environ.setdefault("HINDSIGHT_LLM_BACKEND", "none")
 
 from hindsight import Hindsight

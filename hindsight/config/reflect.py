@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from hindsight.config.services import Section
@@ -51,8 +53,10 @@ class ObservationsConfig(Section):
 class WorkConfig(Section):
     """The reasoning work retain queues (reinforcement, observations); it needs an LLM."""
 
+    # Whether the engine's job thread works the queue off after retain. auto: only when the LLM is configured
+    # (llm section, HINDSIGHT_LLM_* variables or Hindsight(llm=...)), never for a local model found installed.
     # false: nothing runs until bank.process_pending(), for hosts that schedule LLM work themselves.
-    background: bool = True
+    background: Literal["auto"] | bool = "auto"
     batch_size: int = Field(50, ge=1, description="queued items taken per processing round")
 
 

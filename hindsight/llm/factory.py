@@ -40,6 +40,8 @@ class LLMSettings:
     api_key: str | None
     model: str | None
     reason: str
+    # The user named this LLM (config or HINDSIGHT_LLM_* variables); False when `auto` found an installed model.
+    configured: bool = True
 
 
 def llm_required(purpose: str) -> LLMNotConfiguredError:
@@ -74,8 +76,9 @@ def resolve_settings(
         return LLMSettings("openai", None, api_key, model, f"llm.model {model} with an API key")
     for name in LOCAL_PREFERENCE:
         if installed_model(name, cache_dir) is not None:
-            return LLMSettings("llamacpp", None, None, name, f"local model {name} is installed")
-    return LLMSettings("none", None, None, None, "no endpoint, API key with model, or local model found")
+            return LLMSettings("llamacpp", None, None, name, f"local model {name} is installed", configured=False)
+    return LLMSettings("none", None, None, None, "no endpoint, API key with model, or local model found",
+                       configured=False)
 
 
 def make_llm(
@@ -86,7 +89,11 @@ def make_llm(
     Raises LLMNotConfiguredError when a backend is chosen explicitly but cannot run (no model, no key).
     """
     cfg = config.llm if isinstance(config, HindsightConfig) else config
-    settings = resolve_settings(cfg, environ, cache_dir)
+    return build_llm(resolve_settings(cfg, environ, cache_dir), cfg, cache_dir)
+
+
+def build_llm(settings: LLMSettings, cfg: LLMConfig, cache_dir: Path | None = None) -> LLM | None:
+    """The LLM of resolved settings, or None for backend none; see make_llm."""
     logger.info("llm backend %s: %s", settings.backend, settings.reason)
     if settings.backend == "none":
         return None

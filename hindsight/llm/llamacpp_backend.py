@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from hindsight.errors import LLMNotConfiguredError, LLMRequestError
 from hindsight.llm.base import LLM, ChatMessage, LLMResponse
+from hindsight.llm.llamacpp_quiet import quiet_load
 from hindsight.models import LLMUsage
 
 logger = logging.getLogger(__name__)
@@ -56,14 +57,15 @@ class LlamaCppLLM(LLM):
                 ) from exc
             started = time.monotonic()
             try:
-                self._llama = Llama(
-                    model_path=str(self.model_path),
-                    n_threads=self.n_threads,
-                    n_threads_batch=self.n_threads,
-                    n_ctx=self.n_ctx,
-                    seed=self.seed,
-                    verbose=False,
-                )
+                with quiet_load():  # llama.cpp logs through `logging`; the host's streams stay as they are
+                    self._llama = Llama(
+                        model_path=str(self.model_path),
+                        n_threads=self.n_threads,
+                        n_threads_batch=self.n_threads,
+                        n_ctx=self.n_ctx,
+                        seed=self.seed,
+                        verbose=False,
+                    )
             except (ValueError, OSError, RuntimeError) as exc:
                 raise LLMNotConfiguredError(f"llamacpp: cannot load {self.model_path}: {exc}") from exc
             logger.info(

@@ -1,13 +1,14 @@
 """The reasoning half of the engine for all its banks: reflect, background merging, and the work queued by retain.
 
 Retain queues its new facts (for opinion reinforcement) and touched entities (for observation regeneration) in the
-store's `pending_work` table, in the retain's own transaction, so the queue survives a crash. With
-`reflect.work.background` the engine's job thread works it off once retains have been quiet for
-`observation_debounce_seconds` (a burst of retains regenerates each entity once); `process_pending` works it off
-now, in the caller's thread. A run claims items and removes them only once they are done: items it did not finish
-(stopped by close, an unreachable LLM, or a crash) go back to the queue. Reinforcement skips facts an opinion has
-already weighed, so redoing an item never counts its evidence twice. A step whose LLM output stays unusable is
-logged, counted in `failures` and dropped: its opinion or entity is reconsidered when new facts touch it again.
+store's `pending_work` table, in the retain's own transaction, so the queue survives a crash. With background
+reasoning (`reflect.work.background`, see the engine) the engine's job thread works it off once retains have been
+quiet for `reflect.observations.debounce_seconds` (a burst of retains regenerates each entity once);
+`process_pending` works it off now, in the caller's thread. A run claims items and removes them only once they are
+done: items it did not finish (stopped by close, an unreachable LLM, or a crash) go back to the queue. Reinforcement
+skips facts an opinion has already weighed, so redoing an item never counts its evidence twice. A step whose LLM
+output stays unusable is logged, counted in `failures` and dropped: its opinion or entity is reconsidered when new
+facts touch it again.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from hindsight.reflect.observations import ObservationBuilder
 from hindsight.reflect.opinions import OpinionFormer
 from hindsight.reflect.reinforce import Reinforcer
 from hindsight.reflect.stage import OBSERVE, REINFORCE, is_transient
-from hindsight.reflect.types import PendingReport, ReflectResult, Usage
+from hindsight.reflect.types import PendingProgress, PendingReport, ReflectResult, Usage
 from hindsight.reflect.writer import SourcesForgottenError, UnitWriter
 from hindsight.store.base import MemoryStore, PendingItem
 from hindsight.text import clean_text, has_visible, strip_private
@@ -50,6 +51,20 @@ def pending_items(config: ReflectConfig, fact_ids: list[str], entity_ids: list[s
     if config.observations.enabled:
         items += [PendingItem(OBSERVE, e) for e in entity_ids]
     return items
+
+
+class _Done:
+    """The items a run has finished, told to its `progress` callback with the total (done plus still queued)."""
+
+    def __init__(self, store: MemoryStore, bank_id: str, progress: Callable[[PendingProgress], None] | None) -> None:
+        self.store, self.bank_id, self.progress = store, bank_id, progress
+        self.count = 0
+        self.add(0)
+
+    def add(self, n: int) -> None:
+        self.count += n
+        if self.progress is not None:
+            self.progress(PendingProgress(done=self.count, total=self.count + self.store.pending_count(self.bank_id)))
 
 
 class Reasoner:
@@ -125,15 +140,19 @@ class Reasoner:
                       bank.bank_id, len(report.reinforced), len(report.observations_regenerated), report.failures,
                       ", interrupted" if report.interrupted else "")
 
-    def process_pending(self, bank: BankHandle) -> PendingReport:
+    def process_pending(
+        self, bank: BankHandle, progress: Callable[[PendingProgress], None] | None = None
+    ) -> PendingReport:
         """Work off everything queued for the bank: reinforcement first, then observations. Stops early (the rest
-        stays queued, `interrupted` is set) when the engine closes or the LLM cannot be reached."""
+        stays queued, `interrupted` is set) when the engine closes or the LLM cannot be reached. `progress` hears
+        of every finished batch of facts and every finished entity."""
         report = PendingReport()
         claim = uuid.uuid4().hex
         with self._running(), self._lock(bank.bank_id):
+            done = _Done(self.store, bank.bank_id, progress)
             try:
-                self._reinforce(bank, claim, report)
-                self._observe(bank, claim, report)
+                self._reinforce(bank, claim, report, done)
+                self._observe(bank, claim, report, done)
             except LLMError as exc:  # only transient ones get here
                 report.failures += 1
                 report.interrupted = True
@@ -145,7 +164,7 @@ class Reasoner:
         self.failures += report.failures
         return report
 
-    def _reinforce(self, bank: BankHandle, claim: str, report: PendingReport) -> None:
+    def _reinforce(self, bank: BankHandle, claim: str, report: PendingReport, done: _Done) -> None:
         while not self._stop.is_set():
             ids = self.store.claim_pending(bank.bank_id, REINFORCE, claim, self.config.work.batch_size)
             if not ids:
@@ -158,8 +177,9 @@ class Reasoner:
                 raise outcome.error
             if outcome.complete:
                 self.store.finish_pending(bank.bank_id, REINFORCE, ids, claim)
+                done.add(len(ids))
 
-    def _observe(self, bank: BankHandle, claim: str, report: PendingReport) -> None:
+    def _observe(self, bank: BankHandle, claim: str, report: PendingReport, done: _Done) -> None:
         while not self._stop.is_set():
             entity_ids = self.store.claim_pending(bank.bank_id, OBSERVE, claim, self.config.work.batch_size)
             if not entity_ids:
@@ -184,6 +204,7 @@ class Reasoner:
                     if result.units or result.removed:
                         report.observations_regenerated[entity_id] = [u.id for u in result.units]
                 self.store.finish_pending(bank.bank_id, OBSERVE, [entity_id], claim)
+                done.add(1)
 
     @contextmanager
     def _running(self) -> Iterator[None]:

@@ -84,6 +84,13 @@ class ReflectResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
 
 
+class PendingProgress(BaseModel):
+    """How far a `process_pending` call is: the items it has done, and those plus the items still queued."""
+
+    done: int
+    total: int
+
+
 class PendingReport(BaseModel):
     """What one `process_pending` call did."""
 
