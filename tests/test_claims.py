@@ -35,7 +35,7 @@ def one(text: str) -> tuple[str, str, str, bool]:
         ("I transferred to the University of Washington.", (SPEAKER, "school", "University of Washington", False)),
         ("I'm majoring in biology.", (SPEAKER, "major", "biology", False)),
         ("I'm dating Sara now.", (SPEAKER, "partner", "Sara", False)),
-        ("Sara and I broke up.", (SPEAKER, "partner", "", True)),
+        ("We broke up last month.", (SPEAKER, "partner", "", True)),
         ("I've gone vegan.", (SPEAKER, "diet", "vegan", False)),
         ("I stopped eating meat.", (SPEAKER, "diet", "no meat", False)),
         ("I'm not vegetarian anymore.", (SPEAKER, "diet", "vegetarian", True)),
@@ -44,6 +44,15 @@ def one(text: str) -> tuple[str, str, str, bool]:
         ("I drive a Subaru Outback.", (SPEAKER, "car", "Subaru Outback", False)),
         ("I upgraded to an iPhone 15 Pro.", (SPEAKER, "phone", "iPhone 15 Pro", False)),
         ("My favorite coffee shop is Heart Coffee.", (SPEAKER, "favorite:coffee shop", "Heart Coffee", False)),
+        ("Ugh, now my Galaxy S21 screen looks like a spiderweb.", (SPEAKER, "phone", "Galaxy S21", False)),
+        ("My neighbor just got a Rivian.", ("rel:neighbor", "car", "Rivian", False)),
+        ("Also, I quit the bowling league.", (SPEAKER, "club:bowling", "bowling league", True)),
+        ("I gave up on keto.", (SPEAKER, "diet", "keto", True)),
+        ("I've started intermittent fasting.", (SPEAKER, "diet", "intermittent fasting", False)),
+        ("I've been seeing someone for a month.", (SPEAKER, "partner", "", False)),
+        ("I'm a member at The Cliffs now.", (SPEAKER, "club", "Cliffs", False)),
+        ("My friend Margaret teaches chemistry at Allderdice High.", ("Margaret", "workplace", "Allderdice High",
+                                                                     False)),
         ("I ran a new personal best of 24:10 in the 5K!", (SPEAKER, "record:5k", "24:10", False)),
     ],
 )
@@ -70,11 +79,33 @@ def test_a_wish_a_plan_a_question_or_the_past_makes_no_claim(text: str) -> None:
     assert claims_in(text, PEOPLE) == []
 
 
+def test_a_couple_breaking_up_is_a_claim_about_each() -> None:
+    claims = claims_in("Luis and Ana split up last week.", ["Luis", "Ana"])
+    assert {(c.subject, c.value, c.ended) for c in claims} == {("Luis", "Ana", True), ("Ana", "Luis", True)}
+    mine = claims_in("Sara and I broke up.", ["Sara"])
+    assert {(c.subject, c.value) for c in mine} == {(SPEAKER, "Sara"), ("Sara", "")}
+
+
+def test_a_value_added_beside_another_is_marked_additional() -> None:
+    [side] = claims_in("I'm also tutoring at the Oakland Public Library on Saturdays.")
+    assert side.additional and side.attribute == "workplace"
+    [joined] = claims_in("Also, I joined the Green Lake Runners.")  # "Also," only continues the talk
+    assert not joined.additional
+
+
+def test_a_biology_major_studies_biology_at_a_school() -> None:
+    claims = claims_in("I'm a biology major at UT Austin.")
+    assert {(c.attribute, c.value) for c in claims} == {("school", "UT Austin"), ("major", "biology")}
+
+
 def test_he_and_she_are_the_person_named_before() -> None:
     [moved, works] = claims_in("Danny moved to Seattle in October. He works at Amazon now.", PEOPLE)
     assert (moved.subject, moved.value) == ("Danny", "Seattle")
     assert (works.subject, works.attribute, works.value) == ("Danny", "workplace", "Amazon")
     assert claims_in("She works at Amazon.", []) == []  # nobody named: no subject
+    [bartends] = [c for c in claims_in("Hannah quit Torchy's, she's bartending at the Driskill now.",
+                                       ["Hannah", "Torchy"]) if not c.ended]
+    assert bartends.subject == "Hannah"  # the subject named last, not the object
 
 
 def test_a_joined_predicate_shares_its_subject_and_a_place_is_no_subject() -> None:
@@ -107,6 +138,16 @@ def test_a_later_change_or_ending_supersedes_a_restatement_does_not() -> None:
 def test_an_older_claim_retained_late_is_superseded_by_the_newer_already_stored() -> None:
     late = claim("a", "Portland", 1)
     assert [(s.newer, s.older) for s in supersessions([late], [claim("c", "Seattle", 3)])] == [("c", "a")]
+
+
+def test_a_value_beside_another_supersedes_nothing_an_unqualified_club_may_be_any() -> None:
+    side = TimedClaim("b", "e-danny", "workplace", "Library", False, 2, additional=True)
+    assert supersessions([side], [claim("a", "Stripe", 1, attribute="workplace")]) == []
+    crew = claim("a", "Tuesday night league", 1, attribute="club")
+    quit_bowling = claim("b", "bowling league", 2, ended=True, attribute="club:bowling")
+    assert [(s.newer, s.older) for s in supersessions([quit_bowling], [crew])] == [("b", "a")]
+    book = claim("c", "Page Turners", 3, attribute="club:book")
+    assert supersessions([book], [claim("d", "Striders", 2, attribute="club:running")]) == []
 
 
 def test_other_attributes_and_subjects_never_supersede() -> None:

@@ -32,7 +32,7 @@ SESSIONS = [
         ("Danny", "user", "I finally moved into my new apartment in Capitol Hill, Seattle! And I just started at "
                           "Seattle Children's."),
         ("Ava", "assistant", "Congratulations on the move and the new job!"),
-        ("Danny", "user", "I also joined the Seattle Striders running club. My brother lives in Tacoma, so that's "
+        ("Danny", "user", "I joined the Seattle Striders running club. My brother lives in Tacoma, so that's "
                           "close."),
         ("Ava", "assistant", "Great way to meet people, and family nearby."),
     ]),

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hindsight.claims import lexicon as lex
-from hindsight.nicknames import MODIFIERS, RELATIONS, TITLES
+from hindsight.nicknames import GIVEN_NAMES, MODIFIERS, RELATIONS, TITLES
 from hindsight.text import split_sentences
 
 SPEAKER = "speaker"
@@ -20,6 +20,13 @@ _SPEAKER_WORDS = frozenset({"i", "i'm", "i've", "i'd", "we", "we're", "we've", "
 _PRONOUNS = frozenset({"he", "she", "he's", "she's", "his", "her", "him"})
 _STOP_SUBJECT = frozenset({"you", "your", "you're", "you've", "they", "their", "they're", "it", "its", "it's",
                            "everyone", "someone", "somebody", "nobody", "people"})
+_SUBJECT_BEFORE = frozenset({"and", "but", "so", "because", "then", "also", "my", "our", "his", "her", "their",
+                             "when", "while", "that", "who", "oh", "well", "anyway", "plus"})
+# Words that add a value beside the one held ("also", "on weekends"); a sentence that opens with "Also," only
+# continues the talk.
+_ADDITIVE = re.compile(r"\b(?:also|as\s+well|additionally|on\s+the\s+side|on\s+(?:the\s+)?weekends|"
+                       r"on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)days)\b", re.IGNORECASE)
+_OPENING = re.compile(r"^\s*(?:oh,?\s+)?(?:and\s+)?(?:also|plus)\b,?", re.IGNORECASE)
 # "Marco and I broke up", "Luis and Ana split up": a claim about each.
 _COUPLE = re.compile(r"\b([A-Z][a-z]+|I|we)\s+and\s+([A-Z][a-z]+|I|me)\s*$")
 # A partner not named, or named after: "seeing someone", "dating a nurse named Ana".
@@ -54,10 +61,15 @@ class Claim:
     value: str  # "" when the statement names none ("I moved into a new apartment", "we broke up")
     ended: bool
     sentence: str
+    additional: bool = False  # "I'm also tutoring at the library on Saturdays": beside the value, not instead
 
 
 def claims_in(text: str, people: Sequence[str] = ()) -> list[Claim]:
-    """The claims of one message, in order; `people` are the persons it names, to read "he" and "she"."""
+    """The claims of one message, in order; `people` are the persons it names (known given names and names after
+    "my sister" are found too), to read "he" and "she"."""
+    tokens = _TOKEN.findall(text)
+    people = [*people, *(t for i, t in enumerate(tokens) if t[0].isupper() and (
+        t.lower() in GIVEN_NAMES or (i > 0 and tokens[i - 1].lower() in RELATIONS)))]
     out: list[Claim] = []
     seen: set[tuple[str, str, str, bool]] = set()
     text = text.replace("’", "'")
@@ -76,11 +88,15 @@ def claims_in(text: str, people: Sequence[str] = ()) -> list[Claim]:
 
 
 def _last_person(before: str, people: Sequence[str]) -> str | None:
-    """The person named last in the text before a sentence, whom its "he" or "she" means."""
+    """The person named last as a subject in the text before a pronoun, whom its "he" or "she" means: a name at
+    the start of a clause or after "my sister", not one after a verb or preposition ("Hannah quit Torchy's, she's
+    ...")."""
     best, at = None, -1
     for name in people:
         for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", before):
-            if m.start() > at:
+            words = _TOKEN.findall(before[: m.start()][-40:])
+            prev = words[-1].lower() if words and not re.search(r"[,.;:!?]\s*$", before[: m.start()]) else ""
+            if m.start() > at and (not prev or prev in _SUBJECT_BEFORE or prev in RELATIONS):
                 best, at = name, m.start()
     return best
 
@@ -98,7 +114,9 @@ def _sentence_claims(sentence: str, before: str, people: Sequence[str]) -> list[
     out += _major_claims(sentence, pronoun)
     # "I quit my job at X" reads as a job at X and as leaving it: the ending wins.
     ended = {(c.subject, c.attribute, c.value) for c in out if c.ended}
-    return [c for c in out if c.ended or (c.subject, c.attribute, c.value) not in ended]
+    additional = _ADDITIVE.search(_OPENING.sub("", sentence)) is not None
+    return [replace(c, additional=additional) for c in out
+            if c.ended or (c.subject, c.attribute, c.value) not in ended]
 
 
 def _context(
@@ -167,10 +185,10 @@ def _rule_claims(rule: lex.Rule, sentence: str, m: re.Match[str], pronoun: str |
     context = _context(sentence, m.start(), pronoun, SPEAKER if mine else None)
     if context is None:
         return []
-    claim = _rule_claim(rule, sentence, m, context)
+    claim = _rule_claim(rule, sentence, m, context, mine)
     if claim is None:
         return []
-    couple = _COUPLE.search(_CLAUSE.split(sentence[: m.start()])[-1]) if claim.attribute == "partner" else None
+    couple = _COUPLE.search(sentence[: m.start()]) if claim.attribute == "partner" else None
     if couple is None or not claim.ended:
         return [claim]
     a, b = (SPEAKER if w.lower() in _SPEAKER_WORDS else w for w in couple.groups())
@@ -178,7 +196,9 @@ def _rule_claims(rule: lex.Rule, sentence: str, m: re.Match[str], pronoun: str |
             Claim(b, "partner", "" if a == SPEAKER else a, True, sentence)]
 
 
-def _rule_claim(rule: lex.Rule, sentence: str, m: re.Match[str], context: tuple[str, bool]) -> Claim | None:
+def _rule_claim(
+    rule: lex.Rule, sentence: str, m: re.Match[str], context: tuple[str, bool], mine: bool
+) -> Claim | None:
     subject, negated = context
     ended = rule.ended or negated
     kind = rule.value
@@ -193,7 +213,10 @@ def _rule_claim(rule: lex.Rule, sentence: str, m: re.Match[str], context: tuple[
         if not value and not ended and unnamed is None:
             return None
     elif kind is lex.ValueKind.DEVICE:
-        value = _device(value)
+        # "my Galaxy S21", "my old Civic": the brand right after "my", not "my neighbor got a Rivian"
+        value = _device(value, 2 if mine else None)
+        if not value:
+            return None
     elif kind is lex.ValueKind.MOVED:
         if not _capitalised(value):
             # "moved into my new apartment": a new home, not named
@@ -250,13 +273,19 @@ def _name(value: str) -> str:
     return " ".join(name[:3])
 
 
-def _device(value: str) -> str:
-    """The brand and model: from the first brand or model word, up to three words."""
+def _device(value: str, within: int | None) -> str:
+    """The brand and model: the first brand or model word (among the first `within` words) and the capitalised or
+    numbered words after it ("Galaxy S21", "iPhone 15 Pro", "Tesla Model 3")."""
     tokens = value.split()
     known = lex.CAR_WORDS | lex.PHONE_WORDS
-    for i, t in enumerate(tokens):
+    for i, t in enumerate(tokens[:within]):
         if t.lower() in known:
-            return " ".join(tokens[i : i + 3])
+            model = [t]
+            for nxt in tokens[i + 1 : i + 3]:
+                if not (nxt[0].isupper() or any(ch.isdigit() for ch in nxt)):
+                    break
+                model.append(nxt)
+            return " ".join(model)
     return ""
 
 

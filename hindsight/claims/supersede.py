@@ -23,6 +23,7 @@ class TimedClaim:
     value: str
     ended: bool
     said: float  # epoch seconds
+    additional: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,8 @@ def compatible(a: str, b: str) -> bool:
 def supersedes(new: TimedClaim, old: TimedClaim) -> bool:
     """Whether `new` supersedes `old` (same subject assumed)."""
     if new.said <= old.said or new.unit_id == old.unit_id or not compatible(new.attribute, old.attribute):
+        return False
+    if new.additional and not new.ended:  # a second job, another club: beside the old value
         return False
     if old.ended:
         return not new.ended

@@ -105,17 +105,18 @@ class RecallPipeline:
             if scores is not None:
                 order = sorted(range(len(cands)), key=lambda i: -scores[i])  # stable: ties keep the fused order
                 cands = [cands[i] for i in order]
+        with timer("replies"):
+            cands, tail, reply_to = self._replies(indexes.bank_id, cands, tail, req)
         superseded: dict[str, str] = {}
         placed: dict[str, str] = {}
         if self.config.updates.enabled:
+            # After the replies: the current fact goes above the older one even where that is a placed answer.
             with timer("updates"):
                 # A query about a period asks for what held then, not for the current state.
                 updated = apply_updates(self.store, indexes.bank_id, req.text, cands, result.time_range is not None,
                                         req.unit_filter, lambda fused: self._load(indexes.bank_id, fused, req))
                 cands, superseded, placed = updated.candidates, updated.superseded_by, updated.placed_above
                 tail = [e for e in tail if e.unit_id not in placed]
-        with timer("replies"):
-            cands, tail, reply_to = self._replies(indexes.bank_id, cands, tail, req)
         with timer("pack"):
             ranked = self._hits(indexes.bank_id, cands, tail, req, rerank_scores, superseded, placed, reply_to)
             hits, used = pack(ranked, req.budget, req.top_k, self.config.pack.patience)

@@ -52,7 +52,7 @@ def detect_updates(store: MemoryStore, bank_id: str, doc: Document, units: Seque
 
 def _timed(record: ClaimRecord) -> TimedClaim:
     return TimedClaim(record.unit_id, record.subject, record.attribute, record.value, record.ended,
-                      record.said.timestamp())
+                      record.said.timestamp(), record.additional)
 
 
 def _unit_claims(doc: Document, unit: NewFactUnit) -> list[ClaimRecord]:
@@ -77,7 +77,7 @@ def _unit_claims(doc: Document, unit: NewFactUnit) -> list[ClaimRecord]:
         subject = _subject_key(claim.subject, turn, unit.canonical)
         if subject is not None:
             out.append(ClaimRecord(unit.unit_id, subject, claim.attribute, claim.value, claim.ended,
-                                   fact.mentioned_at))
+                                   fact.mentioned_at, claim.additional))
     return out
 
 

@@ -98,6 +98,7 @@ class ClaimRecord:
     value: str
     ended: bool
     said: datetime
+    additional: bool = False  # held beside the earlier value, not instead of it
 
 
 @dataclass(frozen=True)

@@ -157,13 +157,14 @@ class GraphQueries:
         for subject, family in dict.fromkeys(keys):
             # The family and its qualified attributes ("club", "club:running"): two range scans of the key.
             rows = self._query(
-                "SELECT u.id, c.attribute, c.value, c.ended, c.said FROM claims c JOIN units u ON u.label=c.unit_label "
+                "SELECT u.id, c.attribute, c.value, c.ended, c.said, c.additional FROM claims c "
+                "JOIN units u ON u.label=c.unit_label "
                 "WHERE c.bank_id=? AND c.subject=? AND (c.attribute=? OR (c.attribute>=? AND c.attribute<?)) "
                 "ORDER BY c.said DESC LIMIT ?",
                 (bank_id, subject, family, f"{family}:", f"{family};", limit),
             )
-            out += [ClaimRecord(r[0], subject, r[1], r[2], bool(r[3]), datetime.fromtimestamp(r[4], timezone.utc))
-                    for r in rows]
+            out += [ClaimRecord(r[0], subject, r[1], r[2], bool(r[3]), datetime.fromtimestamp(r[4], timezone.utc),
+                                bool(r[5])) for r in rows]
         return out
 
     def reply_links(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> list[GraphEdge]:

@@ -75,7 +75,7 @@ CREATE TABLE IF NOT EXISTS pending_work(
     PRIMARY KEY(bank_id, kind, key)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS claims(
     bank_id TEXT NOT NULL, subject TEXT NOT NULL, attribute TEXT NOT NULL, said REAL NOT NULL,
-    unit_label INTEGER NOT NULL, value TEXT NOT NULL, ended INTEGER NOT NULL,
+    unit_label INTEGER NOT NULL, value TEXT NOT NULL, ended INTEGER NOT NULL, additional INTEGER NOT NULL,
     PRIMARY KEY(bank_id, subject, attribute, said, unit_label, value, ended)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS claims_unit ON claims(unit_label);
 CREATE TABLE IF NOT EXISTS llm_usage(
