@@ -181,11 +181,15 @@ def run(args: argparse.Namespace, work: Path) -> tuple[dict[str, Any], list[Case
         for conv in tqdm(conversations, desc="conversations", unit="conversation"):
             results += score_conversation(retain_conversation(hs, conv), conv)
     scores = [score for score, _ in results]
+    held = set(args.held_out)
+    parts = {"held out": [s for s in scores if s.id.rsplit("-", 1)[0] in held],
+             "developed on": [s for s in scores if s.id.rsplit("-", 1)[0] not in held]} if held else {}
     return {
         "dataset": "updates", "data": str(args.data), "seconds": round(time.perf_counter() - started, 2),
         "config": {"extractor": args.extractor, "config": args.config, "budget": BUDGET,
                    "hindsight": config.model_dump(mode="json")},
         "code_version": code_version(), "metrics": summary(scores), "per_attribute": per_attribute(scores),
+        "held_out": sorted(held), "per_part": {name: summary(part) for name, part in parts.items()},
         "per_case": [{**asdict(score), "new_first": score.new_first, **detail} for score, detail in results],
     }, scores
 
@@ -198,13 +202,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--extractor", choices=["nlp", "llm"], default="nlp",
                         help="hindsight's fact extractor; llm uses the configured LLM (HINDSIGHT_LLM_* variables)")
     parser.add_argument("--work", type=Path, default=None, help="memory directory (default: a temporary one)")
+    parser.add_argument("--held-out", nargs="*", default=[], metavar="CONVERSATION",
+                        help="conversations not read while developing: their metrics are also reported apart")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="hindsight-updates-") as tmp:
         report, scores = run(args, args.work or Path(tmp))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
     print_tables(f"knowledge updates, {args.data.name} ({report['seconds']} s)",
-                 {"all": report["metrics"], **report["per_attribute"]}, scores)
+                 {"all": report["metrics"], **report["per_part"], **report["per_attribute"]}, scores)
     console.print(f"wrote {args.out}")
     return 0
 
