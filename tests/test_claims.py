@@ -51,6 +51,12 @@ def one(text: str) -> tuple[str, str, str, bool]:
         ("I've started intermittent fasting.", (SPEAKER, "diet", "intermittent fasting", False)),
         ("I've been seeing someone for a month.", (SPEAKER, "partner", "", False)),
         ("I'm a member at The Cliffs now.", (SPEAKER, "club", "Cliffs", False)),
+        ("I got a new car, a Honda Civic.", (SPEAKER, "car", "Honda Civic", False)),
+        ("Claire and I are dating now.", (SPEAKER, "partner", "Claire", False)),
+        ("I accepted an offer from Google.", (SPEAKER, "workplace", "Google", False)),
+        ("Today was my first day at Lincoln High School.", (SPEAKER, "school", "Lincoln High School", False)),
+        ("I'm on the Mediterranean diet.", (SPEAKER, "diet", "mediterranean", False)),
+        ("I retired last month.", (SPEAKER, "workplace", "", True)),
         ("My friend Margaret teaches chemistry at Allderdice High.", ("Margaret", "workplace", "Allderdice High",
                                                                      False)),
         ("I ran a new personal best of 24:10 in the 5K!", (SPEAKER, "record:5k", "24:10", False)),
@@ -73,6 +79,7 @@ def test_a_statement_of_the_present_makes_one_claim(text: str, expected: tuple[s
         "We went to a vegan restaurant.",
         "I have a sister.",
         "I work from home on Fridays.",
+        "We were eating fish tacos.",
     ],
 )
 def test_a_wish_a_plan_a_question_or_the_past_makes_no_claim(text: str) -> None:

@@ -112,6 +112,7 @@ def _sentence_claims(sentence: str, before: str, people: Sequence[str]) -> list[
     out += _favorite_claims(sentence, pronoun)
     out += _record_claims(sentence, pronoun)
     out += _major_claims(sentence, pronoun)
+    out += _partner_named_first(sentence, pronoun)
     # "I quit my job at X" reads as a job at X and as leaving it: the ending wins.
     ended = {(c.subject, c.attribute, c.value) for c in out if c.ended}
     additional = _ADDITIVE.search(_OPENING.sub("", sentence)) is not None
@@ -202,7 +203,9 @@ def _rule_claim(
     subject, negated = context
     ended = rule.ended or negated
     kind = rule.value
-    value = _value(sentence[m.end():], None if kind is lex.ValueKind.DEVICE else _MAX_VALUE_TOKENS)
+    rest = sentence[m.end():]
+    # A device is named by its brand, often after a comma: "I got a new car, a Honda Civic".
+    value = _value(rest.replace(",", " ", 1), None) if kind is lex.ValueKind.DEVICE else _value(rest)
     attribute = _attribute(rule, value, sentence[: m.end()])
     if attribute is None:
         return None
@@ -214,7 +217,7 @@ def _rule_claim(
             return None
     elif kind is lex.ValueKind.DEVICE:
         # "my Galaxy S21", "my old Civic": the brand right after "my", not "my neighbor got a Rivian"
-        value = _device(value, 2 if mine else None)
+        value = _device(value, 2 if mine else 6)
         if not value:
             return None
     elif kind is lex.ValueKind.MOVED:
@@ -249,7 +252,7 @@ def _attribute(rule: lex.Rule, value: str, head: str) -> str | None:
     if kind is lex.ValueKind.JOINED:
         if words & lex.CLUB_WORDS:
             return _club(words | set(head.lower().split()))
-        return None if words & lex.SCHOOL_WORDS else "workplace"
+        return "school" if words & lex.SCHOOL_WORDS else "workplace"
     if kind is lex.ValueKind.CLUBBY:
         return _club(words | set(head.lower().split()))
     return rule.attribute
@@ -313,9 +316,13 @@ def _diet_claims(sentence: str, pronoun: str | None) -> list[Claim]:
         context = _context(sentence, m.start(), pronoun)
         if context is None:
             continue
-        food = " ".join(m.group(2).lower().split())
-        stops = not re.match(r"started|began|back", m.group(1), re.IGNORECASE)
+        food = " ".join(m.group(3).lower().split())
+        stops = m.group(1) is not None and not re.match(r"started|began|back", m.group(1), re.IGNORECASE)
         out.append(Claim(context[0], "diet", f"no {food}" if stops else food, context[1], sentence))
+    for m in lex.NAMED_DIET.finditer(sentence):
+        context = _context(sentence, m.start(), pronoun)
+        if context is not None:
+            out.append(Claim(context[0], "diet", m.group(1).lower(), context[1], sentence))
     return out
 
 
@@ -337,6 +344,16 @@ def _major_claims(sentence: str, pronoun: str | None) -> list[Claim]:
         context = _context(sentence, m.start(), pronoun)
         if context is not None:
             out.append(Claim(context[0], "major", m.group(1).lower(), context[1], sentence))
+    return out
+
+
+def _partner_named_first(sentence: str, pronoun: str | None) -> list[Claim]:
+    """"Claire and I are dating", "Sam is my new girlfriend": the partner is named before the predicate."""
+    out: list[Claim] = []
+    for m in lex.PARTNER_FIRST.finditer(sentence):
+        context = _context(sentence, m.start(), pronoun, SPEAKER)
+        if context is not None and m.group(1).lower().rstrip(".") not in TITLES:
+            out.append(Claim(SPEAKER, "partner", m.group(1), context[1], sentence))
     return out
 
 

@@ -54,11 +54,18 @@ RULES: tuple[Rule, ...] = (
     Rule("residence", _p(rf"\b{_HOME}\s+(?:is\s+)?(?:now\s+)?(?:in|near)\s+"), ValueKind.PROPER),
     Rule("residence", _p(r"\bmoved\s+(?:out\s+of|away\s+from)\s+"), ValueKind.PROPER, ended=True),
     # where someone works
-    Rule("workplace", _p(r"\b(?:work|works|working)\s+(?:full[- ]time\s+|part[- ]time\s+)?(?:as\s+(?:an?\s+)?[\w-]+"
+    Rule("workplace", _p(r"\b(?:work|works|working)\s+(?:full[- ]time\s+|part[- ]time\s+|remotely\s+|"
+                         r"from\s+home\s+)?(?:as\s+(?:an?\s+)?[\w-]+"
                          r"(?:\s+[\w-]+){0,2}?\s+)?(?:at|for)\s+")),
     Rule("workplace", _p(rf"\b{_WORKED}\s+(?:as\s+(?:an?\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}?\s+)?(?:at|with)\s+")),
-    Rule("workplace", _p(r"\b(?:started|starting|start|began|begun)\s+(?:work(?:ing)?\s+|a\s+new\s+job\s+)?"
-                         r"(?:at|with)\s+"), ValueKind.PROPER),
+    Rule("workplace", _p(r"\b(?:started|starting|start|began|begun)\s+(?:work(?:ing)?\s+|a\s+new\s+job\s+|classes\s+)?"
+                         r"(?:at|with)\s+|\bfirst\s+(?:day|week|month|shift|semester)\s+(?:at|with)\s+"),
+         ValueKind.JOINED),
+    Rule("workplace", _p(r"\baccepted\s+(?:an?\s+|the\s+|their\s+)?(?:job\s+)?(?:offer|position|role|job)\s+"
+                         r"(?:from|at|with)\s+"), ValueKind.PROPER),
+    Rule("workplace", _p(r"\blast\s+(?:day|shift)\s+(?:at|with)\s+"), ValueKind.JOINED, ended=True),
+    Rule("workplace", _p(r"\b(?:retired|got\s+laid\s+off|was\s+laid\s+off|got\s+let\s+go|got\s+fired|was\s+fired)"
+                         r"\b(?!\s+(?:from|by)\b)"), ValueKind.ANY, ended=True),
     Rule("workplace", _p(r"\b(?:hired|employed|recruited)\s+(?:by|at)\s+"), ValueKind.PROPER),
     Rule("workplace", _p(r"\b(?:am|'m|is|'s|are|'re)\s+(?:now\s+)?an?\s+(?!(?:[\w-]+\s+){0,3}?(?:member|regular|"
                          r"customer|patient|guest|fan|volunteer|student|major|freshman|sophomore|junior|senior)\b)"
@@ -81,20 +88,21 @@ RULES: tuple[Rule, ...] = (
     Rule("school", _p(r"\b(?:enrolled|enrolling|enroll|accepted)\s+(?:at|in|into)\s+"), ValueKind.SCHOOLY),
     Rule("school", _p(r"\b(?:go|goes|going|transferred|transferring|transfer)\s+to\s+"), ValueKind.SCHOOLY),
     Rule("school", _p(r"\b(?:attend|attends|attending)\s+"), ValueKind.SCHOOLY),
-    Rule("school", _p(r"\b(?:bootcamp|program|programme|course|degree|grade|mba|phd|masters?|major|student)\s+"
-                      r"(?:at|in)\s+"), ValueKind.PROPER),
+    Rule("school", _p(r"\b(?:bootcamp|program|programme|course|courses|class|classes|degree|grade|mba|phd|masters?|"
+                      r"major|student|year|semester|term)\s+(?:at|in)\s+"), ValueKind.PROPER),
     Rule("school", _p(r"\b(?:graduated|dropped\s+out)\s+(?:from|of)\s+|\b(?:dropped|quit|left)\s+(?=(?:the|my|his|"
                       r"her)\s+(?:\w+\s+)?(?:bootcamp|program|programme|course|degree|mba|phd)\b)"), ValueKind.ANY,
          ended=True),
     Rule("major", _p(r"\b(?:major|majoring)\s+in\s+|\bmajor\s+(?:is|to)\s+")),
     # whom someone dates
     Rule("partner", _p(r"\b(?:dating|seeing|date|dates)\s+"), ValueKind.NAME),
-    Rule("partner", _p(r"\b(?:engaged|married)\s+to\s+|\bmarried\s+|\b(?:going\s+out|in\s+a\s+relationship|"
-                       r"together)\s+with\s+"), ValueKind.NAME),
+    Rule("partner", _p(r"\b(?:engaged|married)\s+to\s+|\bmarried\s+|\bproposed\s+to\s+|\b(?:going\s+out|"
+                       r"in\s+a\s+relationship|together)\s+with\s+"), ValueKind.NAME),
     Rule("partner", _p(r"\b(?:girlfriend|boyfriend|partner|fianc[ée]e?|wife|husband),?\s+"), ValueKind.NAME),
     Rule("partner", _p(r"\b(?:broke|broken|breaking)\s+up(?:\s+with\s+)?|\b(?:split\s+up|divorced|separated)"
                        r"(?:\s+(?:from|with)\s+)?"), ValueKind.NAME, ended=True),
-    Rule("partner", _p(r"\b(?:am|'m|is|'s|are|'re)\s+(?:now\s+|officially\s+)?single\b"), ValueKind.ANY, ended=True),
+    Rule("partner", _p(r"\b(?:am|'m|is|'s|are|'re)\s+(?:now\s+|officially\s+)?single\b|\b(?:dumped|left)\s+me\b"),
+         ValueKind.ANY, ended=True),
     # cars and phones: the brand decides which
     Rule("device", _p(r"\b(?:drive|drives|driving|bought|buy|buying|got|get|getting|leased|lease|leasing|own|owns|"
                       r"use|uses|using|have|has|ordered|picked\s+up|upgraded\s+to|switched\s+to|traded\s+[^,.;!?]{1,30}"
@@ -108,6 +116,8 @@ RULES: tuple[Rule, ...] = (
                     r"rowing|climb|climbs|climbing|sing|sings|singing)\s+(?:with|in)\s+"), ValueKind.CLUBBY),
     Rule("club", _p(r"\b(?:play|plays|playing|bowl|bowls|bowling)\s+(?:for|with|on|in)\s+"), ValueKind.CLUBBY),
     Rule("club", _p(r"\b(?:club|team|league|crew|group)\s+(?:is\s+)?(?:now\s+)?,?\s*"), ValueKind.CLUBBY),
+    Rule("club", _p(r"\b(?:am|'m|is|'s|are|'re)\s+(?:now\s+)?(?:on|in)\s+(?=(?:the|a|an)\s)|\bsigned\s+up\s+"
+                    r"(?:for|with)\s+"), ValueKind.CLUBBY),
 )
 
 # Diets: a word that names one, after a verb of being, becoming or doing.
@@ -131,9 +141,19 @@ DIET_NOT_AFTER = frozenset({
     "bakery", "spot", "lasagna", "chili", "pizza", "cheese", "alternative", "alternatives",
 })
 DIET_FOODS = re.compile(
-    r"\b(?:(stopped|quit|gave\s+up|cut\s+out|no\s+longer|started|began|back\s+to)\s+(?:eating\s+)?)"
+    r"\b(?:(stopped|quit|gave\s+up|cut\s+out|no\s+longer|off|started|began|back\s+to)\s+(?:eating\s+)?|"
+    r"(?=(?:eat|eats|eating)\s+\S+(?:\s+meat)?\s+again\b)(eat|eats|eating)\s+)"
     r"(red\s+meat|meat|dairy|gluten|sugar|carbs|fish|pork|animal\s+products)\b",
     re.IGNORECASE,
+)
+# "I'm on the Mediterranean diet": the word before "diet" names it.
+NAMED_DIET = re.compile(r"\b(?:on|started|starting|doing|trying|following|switched\s+to)\s+(?:a|an|the)\s+"
+                        r"([\w-]+)\s+diet\b", re.IGNORECASE)
+# "Claire and I are dating", "Sam is my girlfriend now".
+PARTNER_FIRST = re.compile(
+    r"\b([A-Z][a-z]+)\s+(?:and\s+I\s+(?:are|have\s+been|started|got|just\s+got)\s+(?:dating|seeing\s+each\s+other|"
+    r"together|engaged|married|a\s+couple)|is\s+my\s+(?:new\s+)?(?:girlfriend|boyfriend|partner|fianc[ée]e?|wife|"
+    r"husband))\b"
 )
 
 FAVORITE = re.compile(
