@@ -142,6 +142,12 @@ def test_a_later_change_or_ending_supersedes_a_restatement_does_not() -> None:
     assert {(s.newer, s.older) for s in supersessions([back], [left])} == {("e", "d")}
 
 
+def test_naming_an_unnamed_value_is_no_change() -> None:
+    someone, claire = claim("a", "", 1, attribute="partner"), claim("b", "Claire", 2, attribute="partner")
+    assert supersessions([claire], [someone]) == []
+    assert [(s.newer, s.older) for s in supersessions([claim("c", "", 3)], [claim("d", "Boston", 1)])] == [("c", "d")]
+
+
 def test_an_older_claim_retained_late_is_superseded_by_the_newer_already_stored() -> None:
     late = claim("a", "Portland", 1)
     assert [(s.newer, s.older) for s in supersessions([late], [claim("c", "Seattle", 3)])] == [("c", "a")]

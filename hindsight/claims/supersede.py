@@ -65,6 +65,8 @@ def supersedes(new: TimedClaim, old: TimedClaim) -> bool:
         return False
     if old.ended:
         return not new.ended
+    if not old.value and not new.ended:  # "I've been seeing someone", then "Claire and I are together": named now
+        return False
     if new.ended:  # an ending names the value loosely: "quit the bowling league" ends "the Tuesday night league"
         return not new.value or bool(_words(new.value) & _words(old.value))
     return not same_value(new.value, old.value)
