@@ -107,7 +107,7 @@ class LLMExtractor(Extractor):
     ) -> list[ExtractedFact]:
         """Schema output of one chunk -> ExtractedFacts with document-level causal indices."""
         source = Source(document_id=document_id, turn_ids=[turn.turn_id for turn in chunk])
-        mentioned_at = as_utc(chunk[-1].timestamp)
+        mentioned_at = chunk[-1].timestamp  # in its speaker's offset: the embedded date is the day they lived
         converted = []
         for local, out in enumerate(outs):
             start, end = _interval(out)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hindsight.llm.base import ChatMessage
-from hindsight.models import Turn, as_utc
+from hindsight.models import Turn
 from hindsight.retain.llm_schema import MAX_FACTS_PER_CALL
 
 # The worked example is our own invention (no benchmark data). 2024-03-04 is a Monday, so
@@ -68,8 +68,8 @@ def speaker_label(turn: Turn) -> str:
 
 
 def render_turn(turn: Turn) -> str:
-    """One turn as "[YYYY-MM-DD Weekday] speaker: text"."""
-    day = as_utc(turn.timestamp)
+    """One turn as "[YYYY-MM-DD Weekday] speaker: text", the date on the speaker's clock."""
+    day = turn.timestamp
     label = speaker_label(turn)
     prefix = f"[{day:%Y-%m-%d} {day:%A}]"
     return f"{prefix} {label}: {turn.text.strip()}" if label else f"{prefix} {turn.text.strip()}"

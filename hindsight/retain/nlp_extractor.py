@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import datetime
+from datetime import datetime, time, timezone
 
 from hindsight.config import ExtractConfig
 from hindsight.models import (
@@ -47,10 +47,9 @@ _CUE_STRENGTH = 0.5
 
 
 def _day(value: datetime) -> tuple[datetime, datetime]:
-    # replace(), not start + 1 day: on December 31 of year 9999 the addition overflows.
-    return value.replace(hour=0, minute=0, second=0, microsecond=0), value.replace(
-        hour=23, minute=59, second=59, microsecond=999_999
-    )
+    """The calendar day of `value` on its speaker's clock, written as occurrence days are (UTC labels)."""
+    day = value.date()
+    return datetime.combine(day, time.min, tzinfo=timezone.utc), datetime.combine(day, time.max, tzinfo=timezone.utc)
 
 
 class NLPExtractor(Extractor):
