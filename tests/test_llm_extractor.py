@@ -21,7 +21,7 @@ T0 = datetime(2024, 6, 10, 9, 30, tzinfo=UTC)  # a Monday
 
 CONVERSATION = [
     ("Priya", "user", "My roommate Emily got married in Lisbon last Saturday! I flew there on Friday."),
-    (None, "assistant", "Congratulations to Emily! Since you are in Lisbon, I suggest the Alfama walking tour."),
+    (None, "assistant", "Congratulations to Emily! Since you are in Lisbon, the Alfama walking tour is a must."),
     ("Priya", "user", "Great idea, I booked it for tomorrow."),
     (None, "assistant", "Enjoy the tour, and bring comfortable shoes."),
 ]
@@ -323,3 +323,31 @@ def test_schema_shown_to_the_model_bounds_its_lists_and_has_no_titles() -> None:
     # Bounds guide a constrained decoder; a longer list from a hosted model is still accepted.
     many = FactExtractionOut.model_validate({"facts": [{"what": f"fact {i}"} for i in range(MAX_FACTS_PER_CALL + 2)]})
     assert len(many.facts) == MAX_FACTS_PER_CALL + 2
+
+
+def test_experience_facts_are_routed_and_stated_actions_fill_in() -> None:
+    turns = [Turn(index=0, turn_id="t0", speaker="Maya", role="user", text="Dr. Lee wants me on a new inhaler.",
+                  timestamp=T0),
+             Turn(index=1, turn_id="t1", speaker="Ava", role="assistant", timestamp=T0,
+                  text="I'll add a new inhaler to your list. I hope you feel better!")]
+    doc = Document(document_id="d", turns=turns, timestamp=T0)
+    # The model files the agent's action under experience: it is kept as the model wrote it, and nothing is added.
+    told = reply(fact("Dr. Lee wants Maya (the user) on a new inhaler", entities=["Maya", "Dr. Lee"]),
+                 fact("I will add a new inhaler to Maya's list", fact_type="experience", entities=["Maya"]))
+    llm = FakeScriptedLLM([told])
+    facts = LLMExtractor(llm).extract(doc)
+    assert [(f.network, f.text) for f in facts] == [
+        (Network.WORLD, "Dr. Lee wants Maya (the user) on a new inhaler."),
+        (Network.EXPERIENCE, "I will add a new inhaler to Maya's list."),
+    ]
+    assert 'fact_type: "experience" for what the assistant did, said or promised' in llm.prompts[0][0].content
+    # A small model that files it under the user (or leaves it out) gets the reply's stated actions added.
+    missed = reply(fact("Maya (the user) will add a new inhaler to her list", entities=["Maya"]))
+    facts = LLMExtractor(FakeScriptedLLM([missed])).extract(doc)
+    assert [(f.network, f.text) for f in facts] == [
+        (Network.WORLD, "Maya (the user) will add a new inhaler to her list."),
+        (Network.EXPERIENCE, "I'll add a new inhaler to your list."),
+    ]
+    added = facts[1]
+    assert added.source.turn_ids == ["t1"] and [e.text for e in added.entities] == ["Maya"]
+    assert added.mentioned_at == T0 and added.causal == []

@@ -20,7 +20,9 @@ from hindsight.models import (
     Source,
     Turn,
     as_utc,
+    is_assistant_role,
 )
+from hindsight.retain.actions import action_sentences
 from hindsight.retain.extractor import Extractor
 from hindsight.retain.llm_prompts import extraction_messages
 from hindsight.retain.llm_schema import (
@@ -81,7 +83,10 @@ class LLMExtractor(Extractor):
             if not reply.value.facts:
                 logger.warning("llm extraction: no facts in turns %s..%s of document %s",
                                chunk[0].turn_id, chunk[-1].turn_id, document.document_id)
-            facts.extend(self._convert(reply.value.facts, chunk, document.document_id, offset=len(facts)))
+            converted = self._convert(reply.value.facts, chunk, document.document_id, offset=len(facts))
+            if not any(f.network is Network.EXPERIENCE for f in converted):
+                converted += _stated_actions(chunk, document.document_id)
+            facts.extend(converted)
         logger.debug("llm extraction: %d facts from %d turns of document %s (usage so far %s)",
                      len(facts), len(document.turns), document.document_id, self.usage)
         return facts
@@ -124,6 +129,22 @@ class LLMExtractor(Extractor):
                 )
             )
         return converted
+
+
+def _stated_actions(chunk: Sequence[Turn], document_id: str) -> list[ExtractedFact]:
+    """The assistant's own actions in the chunk's replies as experience facts, for a reply in which the model found
+    none: small models file "I booked a table for you" under the user, or leave it out."""
+    people = list(dict.fromkeys(t.speaker for t in chunk if t.speaker and not is_assistant_role(t.role)))
+    out = []
+    for turn in chunk:
+        sentences = action_sentences(turn.text) if is_assistant_role(turn.role) else []
+        if sentences:
+            out.append(ExtractedFact(
+                text=" ".join(sentences), network=Network.EXPERIENCE, mentioned_at=turn.timestamp,
+                entities=[EntityMention(text=name, label="PERSON") for name in people],
+                source=Source(document_id=document_id, turn_ids=[turn.turn_id]),
+            ))
+    return out
 
 
 def _causal(out: ExtractedFactOut, local: int, offset: int) -> list[CausalRelation]:

@@ -23,7 +23,8 @@ Fields of a fact:
 - where: the place, or null.
 - who: the people involved and who they are.
 - why: the reason or purpose, or null.
-- fact_type: "experience" if the assistant did or said it, written in first person ("I suggested ...").
+- fact_type: "experience" for what the assistant did, said or promised (you are the assistant), written in
+  the first person ("I suggested ...", "I booked ...", "I will add ..."), never as something the user did.
   "world" for everything else: the user, other people, places, things.
 - occurred_start, occurred_end: the dates when it happened, YYYY-MM-DD. Work them out from the
   date of the message ("yesterday" said on 2024-05-10 is 2024-05-09). null if no date is given.
