@@ -55,3 +55,29 @@ def action_sentences(text: str) -> list[str]:
     """The sentences of an assistant's turn that state its own action, in order. Questions ("Shall I book it?")
     and sentences about anything else ("I hope this helps", "I can't browse") are left out."""
     return [s for s in _sentences(text) if not s.endswith("?") and _ACTION.search(s.replace("’", "'"))]
+
+
+_FIRST_PERSON = re.compile(r"^(?-i:I)(?:'m|'ve|'ll|'d|\s)", re.IGNORECASE)
+_AGENT_WORDS = ("the assistant", "the ai assistant")
+_WORD = re.compile(r"[a-z]{3,}")
+_COMMON = frozenset({"the", "and", "for", "with", "you", "your", "will", "would", "that", "this", "have", "has", "are",
+                     "was", "were"})
+# An action sentence counts as told already when this share of its words is in one of the facts told.
+_COVERED = 0.5
+
+
+def first_person(text: str) -> bool:
+    """Whether a fact is told in the first person ("I booked ...", "I'll add ...")."""
+    return _FIRST_PERSON.match(text.strip().replace("’", "'")) is not None
+
+
+def names_agent(text: str, agent_names: set[str]) -> bool:
+    """Whether a fact is about the agent, by its name or as "the assistant" ("Ava (assistant) recommended ...")."""
+    low = text.strip().lower()
+    return any(re.match(rf"{re.escape(name.lower())}\b", low) for name in (*agent_names, *_AGENT_WORDS))
+
+
+def covered(sentence: str, facts: list[str]) -> bool:
+    """Whether one of `facts` tells most of the words of an action sentence already."""
+    words = set(_WORD.findall(sentence.lower())) - _COMMON
+    return bool(words) and any(len(words & set(_WORD.findall(f.lower()))) >= _COVERED * len(words) for f in facts)
