@@ -1,6 +1,7 @@
 """The agent's own actions in an assistant's turn: the sentences where it says, in the first person, what it did,
 does or will do ("I booked a table for Friday", "I'll add the inhaler to your list", "I'd recommend Yosemite").
-They are the paper's experience network, which the nlp extractor fills without an LLM."""
+They are the paper's experience network: the nlp extractor makes units of them, and the llm extractor adds those
+its model left out or filed under someone else. Also how the llm extractor tells whose a fact is."""
 
 from __future__ import annotations
 
@@ -35,13 +36,12 @@ _ACTION = re.compile(
     r"\s+(?:" + "|".join(_VERB_FORMS) + r")\b",
     re.IGNORECASE,
 )
-
-
 # Words whose period ends no sentence ("Dr. Lee").
 _ABBREVIATION = re.compile(r"(?:^|\s)(?:Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|vs|etc|e\.g|i\.e|approx|No)\.$")
 
 
 def _sentences(text: str) -> list[str]:
+    """The sentences of `text`, not split after a title or an abbreviation."""
     out: list[str] = []
     for piece in split_sentences(text):
         if out and _ABBREVIATION.search(out[-1]):

@@ -195,11 +195,11 @@ def _actions(
     sentences = action_sentences(turn.text)
     if not sentences:
         return None
-    said = " ".join(sentences)
-    start, end, time_source = _occurrence([turn], turn.timestamp, [said])
-    named = [m for m in mentions[turn.index] if m.text in said]
+    stated = " ".join(sentences)
+    start, end, time_source = _occurrence([turn], turn.timestamp, [stated])
+    named = [m for m in mentions[turn.index] if m.text in stated]
     return ExtractedFact(
-        text=_line(turn.model_copy(update={"text": said})),
+        text=_line(turn.model_copy(update={"text": stated})),
         network=Network.EXPERIENCE,
         occurred_start=start,
         occurred_end=end,
