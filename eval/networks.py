@@ -8,7 +8,8 @@ conversation) is normalized and extracted as `retain` does it, one document per 
 its timestamp, under the default configuration with the chosen extractor. The extractor's units are counted by
 network. Nothing is embedded or stored: the counts are those of the units a retain would store. `--extractor llm`
 asks the model of `--llm` (a local model name, a base URL, or a YAML file with an `llm:` section); on a small
-machine give it `--limit-sessions`, the first N sessions of each file.
+machine give it `--limit-sessions`, the first N sessions of each file. A session the model fails on (a reply that
+never validates, a context overflow) is listed under "failed" and not counted.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from eval.haystack import BankDocument
 from eval.longmemeval_data import load_longmemeval
 from eval.qa import load_llm
 from hindsight import HindsightConfig
+from hindsight.errors import ExtractionError
 from hindsight.models import Document, Network
 from hindsight.retain.extractor import Extractor
 from hindsight.retain.factory import make_extractor
@@ -61,7 +63,7 @@ def locomo_sessions(path: Path) -> Iterator[BankDocument]:
 
 def count(sessions: Iterator[BankDocument], extractor: Extractor, config: HindsightConfig,
           limit: int | None) -> dict[str, Any]:
-    """Units per network of the sessions (the first `limit` of them), and turns and sessions read."""
+    """Units per network of the sessions (the first `limit` of them), the sessions extracted and those that failed."""
     docs: list[Document] = []
     for i, s in enumerate(sessions):
         if limit is not None and i >= limit:
@@ -69,12 +71,25 @@ def count(sessions: Iterator[BankDocument], extractor: Extractor, config: Hindsi
         docs.append(normalize(s.messages, timestamp=s.timestamp, context=None, document_id=s.document_id,
                               limits=config.limits, max_unit_chars=config.retain.extract.max_unit_chars))
     units: Counter[str] = Counter()
+    failed: list[str] = []
+    turns = 0
     for start in range(0, len(docs), BATCH):
-        for facts in extractor.extract_many(docs[start : start + BATCH]):
+        batch = docs[start : start + BATCH]
+        try:
+            extracted = list(zip(batch, extractor.extract_many(batch), strict=True))
+        except ExtractionError:  # the llm extractor: count the sessions a model fails on, one by one
+            extracted = []
+            for doc in batch:
+                try:
+                    extracted.append((doc, extractor.extract(doc)))
+                except ExtractionError as exc:
+                    failed.append(f"{doc.document_id}: {exc}")
+        for doc, facts in extracted:
+            turns += len(doc.turns)
             units.update(f.network.value for f in facts)
     total = sum(units.values())
     return {
-        "sessions": len(docs), "turns": sum(len(d.turns) for d in docs), "units": total,
+        "sessions": len(docs) - len(failed), "failed": failed, "turns": turns, "units": total,
         "per_network": {n.value: units[n.value] for n in Network},
         "share": {n.value: round(units[n.value] / total, 4) if total else 0.0 for n in Network},
     }
@@ -109,10 +124,10 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
     table = Table(title=f"units per network ({args.extractor} extractor)")
-    for column in ("file", "sessions", "turns", "units", *(n.value for n in Network)):
+    for column in ("file", "sessions", "failed", "turns", "units", *(n.value for n in Network)):
         table.add_column(column, justify="left" if column == "file" else "right")
     for r in results.values():
-        table.add_row(r["file"], str(r["sessions"]), str(r["turns"]), str(r["units"]),
+        table.add_row(r["file"], str(r["sessions"]), str(len(r["failed"])), str(r["turns"]), str(r["units"]),
                       *(f"{r['per_network'][n.value]} ({r['share'][n.value]:.1%})" for n in Network))
     console.print(table)
     console.print(f"wrote {args.out}")
