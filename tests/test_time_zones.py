@@ -170,3 +170,22 @@ def test_unit_instants_are_utc() -> None:
     unit = MemoryUnit(id="u", bank_id="b", text="t", network=Network.WORLD, occurred_start=None, occurred_end=None,
                       mentioned_at=local, source=Source(document_id="d"), content_hash="h", created_at=local)
     assert unit.mentioned_at.tzinfo is timezone.utc and unit.mentioned_at == local
+
+
+@pytest.mark.parametrize(
+    ("query_time", "zone", "day"),
+    [
+        ("2024-11-19T23:30:00-08:00", "UTC", "2024-11-18"),  # its own offset: the 20th in UTC, the 19th there
+        ("2024-11-20T00:30:00+09:00", LA, "2024-11-19"),  # the 19th in UTC and in Los Angeles, the 20th there
+        ("2024-11-19T23:30:00", LA, "2024-11-18"),  # naive: the clock's own day, whatever the zone
+    ],
+)
+def test_query_time_phrases_resolve_on_the_query_times_clock(query_time: str, zone: str, day: str) -> None:
+    from hindsight.recall.request import make_request
+    from hindsight.recall.temporal import query_time_range
+
+    req = make_request("What did I do yesterday?", 100, None, query_time, None, None, 1000, time_zone(zone))
+    time_range = query_time_range(req.text, req.query_time)
+    assert time_range is not None and time_range.start.date().isoformat() == day == time_range.end.date().isoformat()
+    as_of = make_request("q", 100, None, None, "2024-11-20T00:30:00", None, 1000, time_zone(LA)).as_of
+    assert as_of == datetime(2024, 11, 20, 8, 30, tzinfo=timezone.utc)
