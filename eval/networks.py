@@ -1,7 +1,7 @@
 """The share of units per network that retain makes of the dev files.
 
     python eval/networks.py --longmemeval longmemeval_s.json.gz --locomo locomo10.json --out OUT.json \\
-        [--extractor nlp|llm] [--llm SPEC] [--limit-sessions N]
+        [--extractor nlp|llm] [--llm SPEC] [--limit-sessions N] [--texts]
 
 Each distinct session (a LongMemEval session shared by several haystacks counts once; each session of a LoCoMo
 conversation) is normalized and extracted as `retain` does it, one document per session with the session date as
@@ -62,7 +62,7 @@ def locomo_sessions(path: Path) -> Iterator[BankDocument]:
 
 
 def count(sessions: Iterator[BankDocument], extractor: Extractor, config: HindsightConfig,
-          limit: int | None) -> dict[str, Any]:
+          limit: int | None, texts: bool = False) -> dict[str, Any]:
     """Units per network of the sessions (the first `limit` of them), the sessions extracted and those that failed."""
     docs: list[Document] = []
     for i, s in enumerate(sessions):
@@ -71,6 +71,7 @@ def count(sessions: Iterator[BankDocument], extractor: Extractor, config: Hindsi
         docs.append(normalize(s.messages, timestamp=s.timestamp, context=None, document_id=s.document_id,
                               limits=config.limits, max_unit_chars=config.retain.extract.max_unit_chars))
     units: Counter[str] = Counter()
+    listed: list[str] = []
     failed: list[str] = []
     turns = 0
     for start in range(0, len(docs), BATCH):
@@ -87,11 +88,13 @@ def count(sessions: Iterator[BankDocument], extractor: Extractor, config: Hindsi
         for doc, facts in extracted:
             turns += len(doc.turns)
             units.update(f.network.value for f in facts)
+            listed += [f"{f.network.value}: {f.text}" for f in facts] if texts else []
     total = sum(units.values())
     return {
         "sessions": len(docs) - len(failed), "failed": failed, "turns": turns, "units": total,
         "per_network": {n.value: units[n.value] for n in Network},
         "share": {n.value: round(units[n.value] / total, 4) if total else 0.0 for n in Network},
+        **({"texts": listed} if texts else {}),
     }
 
 
@@ -103,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--extractor", choices=["nlp", "llm"], default="nlp")
     parser.add_argument("--llm", help="the llm extractor's model: local model name, base URL or YAML file")
     parser.add_argument("--limit-sessions", type=int, default=None, help="only the first N sessions of each file")
+    parser.add_argument("--texts", action="store_true", help="also write each unit's network and text (small runs)")
     args = parser.parse_args(argv)
     if not (args.longmemeval or args.locomo):
         parser.error("give --longmemeval, --locomo or both")
@@ -116,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         if path is None:
             continue
         start = time.perf_counter()
-        results[name] = {"file": path.name, **count(sessions(path), extractor, config, args.limit_sessions),
+        results[name] = {"file": path.name, **count(sessions(path), extractor, config, args.limit_sessions, args.texts),
                          "seconds": round(time.perf_counter() - start, 1)}
     report = {"command": " ".join(["python", "eval/networks.py", *(argv if argv is not None else sys.argv[1:])]),
               "machine": machine(), "extractor": args.extractor, "llm": args.llm,
