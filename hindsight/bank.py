@@ -36,6 +36,7 @@ from hindsight.recall.types import RecallResult
 from hindsight.reflect.types import PendingProgress, PendingReport, ReflectResult
 from hindsight.retain.pipeline import RetainRequest
 from hindsight.services import BankServices
+from hindsight.temporal.values import time_zone
 from hindsight.units import BankHandle
 
 _BANK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -222,7 +223,8 @@ class Bank:
             types = None if link_types is None else [LinkType(t) for t in link_types]
         except ValueError as exc:
             raise InvalidInputError(f"unknown link type in {list(link_types or [])!r}") from exc
-        return bank_graph(self._services.store, self.id, nets, types, since, until)
+        zone = time_zone(self._services.config.retain.timezone)
+        return bank_graph(self._services.store, self.id, nets, types, since, until, zone)
 
     def close(self, deleted: bool = False) -> None:
         """Close the indexes; `deleted` (from delete_bank) makes every later use a BankNotFoundError."""

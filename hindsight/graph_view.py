@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timezone, tzinfo
 
 import networkx as nx
 
@@ -19,10 +19,11 @@ def bank_graph(
     link_types: Iterable[LinkType | str] | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
+    zone: tzinfo = timezone.utc,
 ) -> nx.MultiDiGraph:
     """Units (kind='unit') and entities (kind='entity', with their aliases and resolution scores); links keyed by
     type, mentions keyed 'mentions'. `since`/`until` keep the units mentioned in that period."""
-    since, until = parse_time(since, "since"), parse_time(until, "until")  # naive means UTC, as everywhere
+    since, until = parse_time(since, "since", zone), parse_time(until, "until", zone)  # naive: the bank's zone
     nets = {Network(n) for n in networks} if networks is not None else set(Network)
     types = {LinkType(t) for t in link_types} if link_types is not None else set(LinkType)
     graph = nx.MultiDiGraph(bank_id=bank_id)

@@ -51,6 +51,11 @@ def as_utc(value: datetime) -> datetime:
     return value.astimezone(timezone.utc)
 
 
+def as_aware(value: datetime) -> datetime:
+    """`value` in its own offset; a naive value is taken to be UTC."""
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+
+
 class Disposition(BaseModel):
     """Personality traits 1..5 and how strongly they bias answers (0..1)."""
 
@@ -90,7 +95,8 @@ class Message(BaseModel):
 
 
 # What retain takes: a text, or messages (Message objects, or mappings of Message's fields); and a time, a datetime
-# or an ISO string (naive means UTC). Anything else is refused at run time with InvalidInputError as well.
+# or an ISO string (naive means the bank's time zone, retain.timezone). Anything else is refused at run time with
+# InvalidInputError as well.
 Content: TypeAlias = "str | Sequence[Message | Mapping[str, Any]]"
 TimeArg: TypeAlias = "datetime | str"
 
@@ -142,7 +148,9 @@ class CausalRelation(BaseModel):
 
 
 class ExtractedFact(BaseModel):
-    """An extractor's output: a narrative fact with time, entities and provenance, not yet stored."""
+    """An extractor's output: a narrative fact with time, entities and provenance, not yet stored. The occurrence
+    bounds are calendar days written in UTC (hindsight/temporal/expressions.py); `mentioned_at` keeps the offset of
+    its speaker, so that the date said is the speaker's."""
 
     text: str
     network: Network = Network.WORLD
@@ -163,10 +171,15 @@ class ExtractedFact(BaseModel):
     # the whole, and the blend reranker takes the best of the unit's and its segments' cosines.
     segments: list[str] = Field(default_factory=list)
 
-    @field_validator("occurred_start", "occurred_end", "mentioned_at")
+    @field_validator("occurred_start", "occurred_end")
     @classmethod
     def _utc(cls, value: datetime | None) -> datetime | None:
         return as_utc(value) if value is not None else None
+
+    @field_validator("mentioned_at")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return as_aware(value)
 
 
 class MemoryUnit(BaseModel):
@@ -187,6 +200,11 @@ class MemoryUnit(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime
     lead: str | None = None  # text quoted from before the unit: searched, never embedded (ExtractedFact.lead)
+
+    @field_validator("mentioned_at")
+    @classmethod
+    def _utc(cls, value: datetime) -> datetime:
+        return as_utc(value)  # an instant, as the store reads it back
 
 
 class EntityAlias(BaseModel):

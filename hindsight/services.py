@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder
 from hindsight.index.manager import BankIndexes
 from hindsight.recall.pipeline import RecallPipeline
@@ -14,6 +15,8 @@ from hindsight.store.base import MemoryStore, PendingItem
 
 class BankServices(Protocol):
     """The engine's parts a `Bank` uses; the engine provides them, built on first use."""
+
+    config: HindsightConfig
 
     @property
     def store(self) -> MemoryStore: ...

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _PRIVATE_TAG = re.compile(r"<\s*(/?)\s*private\s*>", re.IGNORECASE)
@@ -27,12 +28,34 @@ def pack_sentences(text: str, max_chars: int) -> list[str]:
     return out
 
 
-def strip_private(text: str) -> str:
+@dataclass(frozen=True)
+class Redacted:
+    """Text with its <private> spans blanked (the same length, so offsets still point into the original), and the
+    (start, end) of each span that hid something."""
+
+    text: str
+    hidden: tuple[tuple[int, int], ...] = ()
+
+    def marked(self, marker: str, start: int = 0, end: int | None = None) -> str:
+        """`text[start:end]` with each hidden span that starts in it replaced by `marker` (blank without one)."""
+        stop = len(self.text) if end is None else end
+        if not marker:
+            return self.text[start:stop]
+        pieces, pos = [], start
+        for a, b in self.hidden:
+            if start <= a < stop:
+                pieces += [self.text[pos:a], marker]
+                pos = min(b, stop)
+        return "".join([*pieces, self.text[pos:stop]])
+
+
+def redact_private(text: str) -> Redacted:
     """Blank out <private>...</private> spans, keeping offsets stable. Spans nest (the outermost pair counts), an
-    unclosed tag hides the rest, and a stray closing tag is blanked too."""
+    unclosed tag hides the rest, and a stray closing tag is blanked too (it hides nothing)."""
     if "<" not in text:
-        return text
+        return Redacted(text)
     spans: list[tuple[int, int]] = []
+    hidden: list[tuple[int, int]] = []
     depth = opened = 0
     for m in _PRIVATE_TAG.finditer(text):
         if not m.group(1):
@@ -43,13 +66,20 @@ def strip_private(text: str) -> str:
             depth -= 1
             if depth == 0:
                 spans.append((opened, m.end()))
+                hidden.append(spans[-1])
     if depth:
         spans.append((opened, len(text)))
+        hidden.append(spans[-1])
     pieces, pos = [], 0
     for start, end in spans:
         pieces += [text[pos:start], " " * (end - start)]
         pos = end
-    return "".join([*pieces, text[pos:]])
+    return Redacted("".join([*pieces, text[pos:]]), tuple(hidden))
+
+
+def strip_private(text: str, marker: str = "") -> str:
+    """`text` with each <private> span replaced by `marker`; without one, blanked with offsets kept stable."""
+    return redact_private(text).marked(marker)
 
 
 def has_visible(text: str) -> bool:

@@ -21,7 +21,7 @@ T0 = datetime(2024, 6, 10, 9, 30, tzinfo=UTC)  # a Monday
 
 CONVERSATION = [
     ("Priya", "user", "My roommate Emily got married in Lisbon last Saturday! I flew there on Friday."),
-    (None, "assistant", "Congratulations to Emily! Since you are in Lisbon, I suggest the Alfama walking tour."),
+    (None, "assistant", "Congratulations to Emily! Since you are in Lisbon, the Alfama walking tour is a must."),
     ("Priya", "user", "Great idea, I booked it for tomorrow."),
     (None, "assistant", "Enjoy the tour, and bring comfortable shoes."),
 ]
@@ -323,3 +323,58 @@ def test_schema_shown_to_the_model_bounds_its_lists_and_has_no_titles() -> None:
     # Bounds guide a constrained decoder; a longer list from a hosted model is still accepted.
     many = FactExtractionOut.model_validate({"facts": [{"what": f"fact {i}"} for i in range(MAX_FACTS_PER_CALL + 2)]})
     assert len(many.facts) == MAX_FACTS_PER_CALL + 2
+
+
+def _inhaler_doc() -> Document:
+    turns = [Turn(index=0, turn_id="t0", speaker="Maya", role="user", text="Dr. Lee wants me on a new inhaler.",
+                  timestamp=T0),
+             Turn(index=1, turn_id="t1", speaker="Ava", role="assistant", timestamp=T0,
+                  text="I'll add a new inhaler to your list. I booked a follow-up with Dr. Lee. Feel better!")]
+    return Document(document_id="d", turns=turns, timestamp=T0)
+
+
+def _networks(*facts: dict[str, Any]) -> list[tuple[Network, str]]:
+    llm = FakeScriptedLLM([reply(*facts)])
+    out = LLMExtractor(llm).extract(_inhaler_doc())
+    assert 'fact_type: "experience" for what the assistant did, said or promised' in llm.prompts[0][0].content
+    return [(f.network, f.text) for f in out]
+
+
+def test_the_agents_own_facts_are_experience_and_its_untold_actions_are_added() -> None:
+    # A model that tells the agent's actions in the first person: kept as written, nothing added.
+    assert _networks(
+        fact("Dr. Lee wants Maya (the user) on a new inhaler", entities=["Maya", "Dr. Lee"]),
+        fact("I will add a new inhaler to Maya's list", fact_type="experience"),
+        fact("I booked a follow-up with Dr. Lee for Maya", fact_type="experience"),
+    ) == [
+        (Network.WORLD, "Dr. Lee wants Maya (the user) on a new inhaler."),
+        (Network.EXPERIENCE, "I will add a new inhaler to Maya's list."),
+        (Network.EXPERIENCE, "I booked a follow-up with Dr. Lee for Maya."),
+    ]
+    # One that files the agent's action under the user: the reply's action sentences are added.
+    assert _networks(fact("Maya (the user) will add a new inhaler to her list")) == [
+        (Network.WORLD, "Maya (the user) will add a new inhaler to her list."),
+        (Network.EXPERIENCE, "I'll add a new inhaler to your list. I booked a follow-up with Dr. Lee."),
+    ]
+    # One that tells only one action: the other is added alone.
+    assert _networks(fact("I will add a new inhaler to Maya's list", fact_type="experience"))[1:] == [
+        (Network.EXPERIENCE, "I booked a follow-up with Dr. Lee."),
+    ]
+
+
+def test_the_network_follows_who_the_fact_is_about() -> None:
+    facts = _networks(
+        fact("Ava (assistant) recommended a follow-up with Dr. Lee", fact_type="world"),  # about the agent
+        fact("The assistant will add an inhaler to the list"),
+        fact("Maya (the user) needs a new inhaler", fact_type="experience"),  # not the agent's own
+        fact("I need a new inhaler", fact_type="world"),  # first person filed as world: perhaps the user's words
+    )
+    # Both action sentences are told by the two facts about the agent: nothing is added.
+    assert [n for n, _ in facts] == [Network.EXPERIENCE, Network.EXPERIENCE, Network.WORLD, Network.WORLD]
+
+
+def test_added_actions_name_the_people_and_their_turn() -> None:
+    facts = LLMExtractor(FakeScriptedLLM([reply(fact("Dr. Lee wants Maya on a new inhaler"))])).extract(_inhaler_doc())
+    added = facts[1]
+    assert added.source.turn_ids == ["t1"] and [e.text for e in added.entities] == ["Maya"]
+    assert added.mentioned_at == T0 and added.causal == [] and added.occurred_start is None

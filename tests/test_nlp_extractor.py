@@ -6,6 +6,7 @@ import pytest
 
 from hindsight.config import ExtractConfig
 from hindsight.models import Document, Network, Turn
+from hindsight.retain.actions import action_sentences
 from hindsight.retain.ner import SpacyNER, may_contain_name
 from hindsight.retain.nlp_extractor import NLPExtractor
 
@@ -235,3 +236,54 @@ def test_segments_change_a_units_hash() -> None:
     assert fact.segments
     bare = fact.model_copy(update={"segments": []})
     assert unit_hash(bare, embed_text(bare)) != unit_hash(fact, embed_text(fact))
+
+
+@pytest.mark.parametrize(
+    ("reply", "actions"),
+    [
+        ("Sure. I've booked a table at Nopa for Friday at 7.", ["I've booked a table at Nopa for Friday at 7."]),
+        ("I'll add a new inhaler to your list. Anything else?", ["I'll add a new inhaler to your list."]),
+        ("For the hike, I'd recommend Yosemite in May.", ["For the hike, I'd recommend Yosemite in May."]),
+        ("Done, and I went ahead and sent the invite.", ["Done, and I went ahead and sent the invite."]),
+        ("I hope this helps! I think that is wise. I can't browse the web.", []),  # no action of the agent's
+        ("Shall I book it? Would you like me to add it?", []),  # questions and offers are not done
+        ("I didn't book anything yet.", []),
+        ("You booked it and Ann added it.", []),  # other people's actions
+    ],
+)
+def test_action_sentences(reply: str, actions: list[str]) -> None:
+    assert action_sentences(reply) == actions
+
+
+def test_the_agents_actions_in_a_reply_become_experience(extractor: NLPExtractor) -> None:
+    d = doc(("Maya", "user", "My asthma is acting up and Dr. Lee wants me on a new inhaler.", DAY1),
+            ("Ava", "assistant", "Sorry to hear that. I'll add a new inhaler to your list. "
+                                 "I booked a follow-up with Dr. Lee for tomorrow.", DAY1),
+            ("Maya", "user", "Thanks! Any hikes for Sunday?", DAY1),
+            ("Ava", "assistant", "I recommended Yosemite to Alice; you would love it too.", DAY1),
+            ("Maya", "user", "Sounds good.", DAY1), ("Ava", "assistant", "Enjoy your day.", DAY1))
+    facts = extractor.extract(d)
+    assert [f.network for f in facts] == [Network.WORLD, Network.EXPERIENCE, Network.WORLD, Network.EXPERIENCE,
+                                          Network.WORLD]
+    world, booked = facts[0], facts[1]
+    assert world.text.startswith("Maya: My asthma") and "\nAva: Sorry to hear that." in world.text  # the unit stays
+    assert booked.text == "Ava: I'll add a new inhaler to your list. I booked a follow-up with Dr. Lee for tomorrow."
+    assert booked.source.turn_ids == ["t1"] and booked.lead is None
+    assert {e.text for e in booked.entities} >= {"Maya", "Ava"}
+    assert booked.occurred_start is not None and booked.occurred_start.date() == DAY2.date()  # "tomorrow"
+    assert booked.metadata["time_source"] == "expression"
+    assert facts[3].text == "Ava: I recommended Yosemite to Alice; you would love it too."
+    assert facts[3].metadata["time_source"] == "mention"
+    # The window units still point at the window before them: causal cues and answers skip the experience units.
+    assert facts[2].answers is None and facts[4].causal == []
+
+
+def test_a_reply_and_its_question_keep_their_links_around_an_experience_unit(extractor: NLPExtractor) -> None:
+    d = doc(("Maya", "user", "Can you book the vet?", DAY1), ("Ava", "assistant", "Which day works?", DAY1),
+            ("Maya", "user", "Friday. So I will skip the gym.", DAY1),
+            ("Ava", "assistant", "I booked the vet for Friday.", DAY1),
+            ("Maya", "user", "So that is settled.", DAY1))
+    facts = extractor.extract(d)
+    assert [f.network for f in facts] == [Network.WORLD, Network.WORLD, Network.EXPERIENCE, Network.WORLD]
+    assert facts[1].answers == 0  # "Friday" answers "Which day works?"
+    assert [c.target_index for c in facts[3].causal] == [1]  # "So ..." follows the window before, not the action

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from hindsight import Hindsight, HindsightConfig, Message
@@ -91,3 +93,69 @@ def test_private_spans_never_reach_the_llm(tmp_path: Path, minilm: Embedder, cap
     assert MARKER not in sent and "Globex" in sent and "weekly call" in sent
     assert_no_marker(tmp_path / "m")
     assert MARKER not in caplog.text
+
+
+PIN = "pin5519wq"
+
+
+@pytest.mark.parametrize(
+    ("marker", "sentence"),
+    [
+        (None, "my pharmacy PIN is [private], please remind me"),  # the default
+        ("(withheld)", "my pharmacy PIN is (withheld), please remind me"),
+        ("", "my pharmacy PIN is , please remind me"),  # no marker: the span leaves nothing
+    ],
+)
+def test_a_private_span_leaves_a_marker_that_is_stored_embedded_and_shown(
+    tmp_path: Path, minilm: Embedder, caplog: pytest.LogCaptureFixture, marker: str | None, sentence: str
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    memdir = tmp_path / "m"
+    config = HindsightConfig() if marker is None else HindsightConfig.from_dict({"retain": {"private_marker": marker}})
+    text = f"my pharmacy PIN is <private>{PIN}</private>, please remind me"
+    with Hindsight(memdir, config, embedder=minilm) as hs:
+        bank = hs.bank("p")
+        [unit] = bank.retain(text, timestamp="2024-05-01", context=f"pharmacy <private>{PIN}</private>").units
+        assert unit.text == sentence
+        assert unit.context == clean_text(f"pharmacy {marker if marker is not None else '[private]'}")
+        [chat] = bank.retain([Message(role="user", content=text)], timestamp="2024-05-01").units
+        assert chat.text == f"user: {sentence}"
+        hit = bank.recall("pharmacy PIN reminder", budget=10_000).hits[0]
+        assert hit.text.endswith(sentence) or hit.text.endswith(f"user: {sentence}")  # shown
+        # Embedded: the stored vector is the embedding of the text with the marker.
+        with sqlite3.connect(memdir / "hindsight.db") as db:
+            embed_text, blob = db.execute("SELECT embed_text, embedding FROM units WHERE id=?", (unit.id,)).fetchone()
+        assert embed_text.startswith(sentence)
+        assert np.allclose(np.frombuffer(blob, dtype=np.float32), minilm.embed([embed_text])[0], atol=1e-5)
+        assert_pin_nowhere(memdir)
+    assert_pin_nowhere(memdir)
+    assert PIN not in caplog.text and all(PIN not in str(r.args) for r in caplog.records)
+
+
+def assert_pin_nowhere(root: Path) -> None:
+    for path in root.rglob("*"):
+        if path.is_file():
+            assert PIN.encode() not in path.read_bytes().lower(), path
+
+
+def test_a_wholly_private_message_leaves_no_unit(tmp_path: Path, minilm: Embedder) -> None:
+    with Hindsight(tmp_path / "m", embedder=minilm) as hs:
+        messages = [Message(role="user", content="Lunch at noon."),
+                    Message(role="user", content=f"<private>{PIN}</private>")]
+        result = hs.bank("p").retain(messages, timestamp="2024-05-01")
+    assert [u.text for u in result.units] == ["user: Lunch at noon."]
+
+
+def test_the_marker_keeps_offsets_of_split_text() -> None:
+    from hindsight.config import LimitsConfig
+    from hindsight.retain.normalize import normalize
+
+    text = " ".join(f"Sentence {i} holds <private>{PIN} {i}</private> a secret." for i in range(12))
+    doc = normalize(text, timestamp="2024-05-01", context=None, document_id=None, limits=LimitsConfig(),
+                    max_unit_chars=120, private_marker="[private]")
+    assert len(doc.turns) > 2
+    for t in doc.turns:
+        assert t.char_start is not None and t.char_end is not None and PIN not in t.text
+        # The offsets point into the original text; the stored chunk reads it with markers.
+        original = clean_text(strip_private(text[t.char_start : t.char_end], "[private]"))
+        assert t.text == original and t.text.count("[private]") == text[t.char_start : t.char_end].count("<private>")

@@ -313,3 +313,24 @@ def test_opinion_events_are_dated_in_the_bank_time(engine: Hindsight, fake: Fake
                                            datetime(2024, 8, 1, tzinfo=timezone.utc),
                                            datetime(2024, 5, 20, tzinfo=timezone.utc)]
     assert before <= history[3].at <= after
+
+
+def test_reflect_recalls_every_network_and_shows_each_apart(engine: Hindsight, fake: FakeScriptedLLM) -> None:
+    bank = engine.bank("b")
+    bank.retain([{"speaker": "Alice", "role": "user", "content": "Miso keeps scratching the sofa."},
+                 {"speaker": "Ava", "role": "assistant", "content": "I recommended a scratching post for Miso."}],
+                timestamp="2024-05-04", document_id="d3")
+    _reflect_once(engine, fake)  # forms the opinion "I think Alice is settling in well at Google."
+    fake.replies += [ANSWER, _opinions()]
+    result = bank.reflect("How is Alice doing with Miso and her job?", query_time="2024-06-01", budget=10_000)
+    networks = {u.network for u in result.evidence}
+    assert {Network.WORLD, Network.EXPERIENCE, Network.OPINION} <= networks
+    prompt = fake.prompts[-2][1].content
+    world, rest = prompt.split("Facts about the world and other people:\n")[1].split("\n\nYour own experience")
+    experience, opinions = rest.split("\n\nYour opinions:\n")
+    numbered = {u.id: i for i, u in enumerate(result.evidence, start=1)}
+    for unit in result.evidence:
+        section = {Network.WORLD: world, Network.EXPERIENCE: experience, Network.OPINION: opinions}[unit.network]
+        assert f"[{numbered[unit.id]}] " in section  # each memory under its network, numbered by its rank
+    assert "Ava: I recommended a scratching post for Miso." in experience
+    assert "(confidence 0.70) " in opinions and "I think Alice is settling in well" in opinions

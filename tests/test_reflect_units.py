@@ -155,7 +155,7 @@ def _hit(uid: str) -> RecallHit:
 
 
 def test_answer_prompt_asks_for_the_banks_own_judgment_instead_of_a_refusal() -> None:
-    system, user = answer_messages("You are Ava.", "Should Maya use DuckDB?", ["[1] (world) Maya tried DuckDB."], NOW)
+    system, user = answer_messages("You are Ava.", "Should Maya use DuckDB?", "[1] Maya tried DuckDB.", NOW)
     rules = system.content
     assert rules.startswith("You are Ava.") and "Question: Should Maya use DuckDB?" in user.content
     assert "first person" in rules and "I think" in rules  # the bank speaks as itself

@@ -237,9 +237,9 @@ def test_span_shape() -> None:
 def test_naive_and_aware_references() -> None:
     naive = parse_interval("yesterday", datetime(2024, 6, 9, 14))
     assert naive is not None and naive.start.tzinfo is UTC
-    # 01:00 on June 10 in Tokyo is still June 9 in UTC.
+    # 01:00 on June 10 in Tokyo is June 9 in UTC, but the speaker's yesterday is their June 9.
     tokyo = datetime(2024, 6, 10, 1, 0, tzinfo=timezone(timedelta(hours=9)))
-    assert _days(parse_interval("yesterday", tokyo)) == ("2024-06-08", "2024-06-08")
+    assert _days(parse_interval("yesterday", tokyo)) == ("2024-06-09", "2024-06-09")
 
 
 def test_find_single_expression() -> None:
@@ -440,7 +440,7 @@ def test_date_words_never_raise(text: str, reference: datetime) -> None:
     [
         (datetime(2024, 6, 8, 12), "Saturday, June 8, 2024"),
         (datetime(2024, 6, 9, tzinfo=UTC), "Sunday, June 9, 2024"),
-        (datetime(2024, 6, 8, 22, tzinfo=timezone(timedelta(hours=-5))), "Sunday, June 9, 2024"),
+        (datetime(2024, 6, 8, 22, tzinfo=timezone(timedelta(hours=-5))), "Saturday, June 8, 2024"),  # its own day
         (datetime(1999, 12, 31), "Friday, December 31, 1999"),
     ],
 )

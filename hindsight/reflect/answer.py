@@ -19,7 +19,7 @@ from hindsight.recall.types import RecallHit
 from hindsight.reflect.disposition import system_message
 from hindsight.reflect.opinion_check import check_opinions
 from hindsight.reflect.opinions import OpinionFormer
-from hindsight.reflect.prompts import answer_messages, memory_line, opinion_messages
+from hindsight.reflect.prompts import answer_messages, memory_sections, opinion_messages
 from hindsight.reflect.types import ReflectResult, Usage
 from hindsight.reflect.writer import SourcesForgottenError
 from hindsight.text import has_visible, safe_text
@@ -78,7 +78,7 @@ class Reflector:
             raise InvalidInputError("the query has nothing to ask once private spans and invisible characters go")
         hits = recalled.hits
         identity = system_message(profile)
-        memories = [memory_line(i, h.unit, h.text) for i, h in enumerate(hits, start=1)]
+        memories = memory_sections(hits)
         response = complete_text(self.llm, answer_messages(identity, recalled.query, memories, recalled.query_time),
                                  max_tokens=self.config.answer.max_tokens, temperature=self.config.answer.temperature)
         usage = response.usage

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from hindsight.llm.base import ChatMessage
 from hindsight.models import MemoryUnit, Network, as_utc
+from hindsight.recall.types import RecallHit
 
 ANSWER_RULES = """\
 Answer the question from your memories below, as yourself. Each memory has a number in brackets.
@@ -20,7 +21,9 @@ Answer the question from your memories below, as yourself. Each memory has a num
   the memories show, say what you conclude and why, and then what you are unsure of. Do not refuse because the
   memories do not settle the question.
 - Say that you do not know only when none of the memories bears on the question, and say what is missing.
-- Memories marked "opinion" are your own earlier judgments, with how confident you were.
+- The memories are in sections: facts about the world and other people; your own experience, what you yourself
+  did and said ("I ..."); your opinions, your earlier judgments with how confident you were; and summaries. Keep
+  what you did apart from what others did, and a fact apart from an opinion.
 - Be brief: a few sentences."""
 
 OPINION_RULES = """\
@@ -70,17 +73,36 @@ def _day(moment: datetime) -> str:
     return f"{as_utc(moment):%Y-%m-%d}"
 
 
+# The sections of the answer prompt's memories, one per network, in this order (the paper keeps the agent's own
+# experience apart from world facts, and both apart from its opinions).
+SECTIONS = {
+    Network.WORLD: "Facts about the world and other people",
+    Network.EXPERIENCE: "Your own experience: what you did and said",
+    Network.OPINION: "Your opinions",
+    Network.OBSERVATION: "Summaries of people and things",
+}
+
+
 def memory_line(number: int, unit: MemoryUnit, text: str) -> str:
-    """A numbered memory: "[3] (opinion, confidence 0.70) I think ..." or "[1] (world) Alice ... (on ...)"."""
+    """A numbered memory: "[3] (confidence 0.70) I think ..." for an opinion, "[1] [date] Alice ..." otherwise."""
     if unit.network == Network.OPINION and unit.confidence is not None:
-        return f"[{number}] (opinion, confidence {unit.confidence:.2f}) {text}"
-    return f"[{number}] ({unit.network.value}) {text}"
+        return f"[{number}] (confidence {unit.confidence:.2f}) {text}"
+    return f"[{number}] {text}"
 
 
-def answer_messages(identity: str, query: str, memories: Sequence[str], query_time: datetime) -> list[ChatMessage]:
-    """System: identity and rules; user: the date, the numbered memories and the question."""
-    listed = "\n".join(memories) if memories else "(no memories)"
-    user = f"Today is {_day(query_time)}.\n\nMemories:\n{listed}\n\nQuestion: {query}"
+def memory_sections(hits: Sequence[RecallHit]) -> str:
+    """The recalled memories under one heading per network, numbered by their rank (the numbers answers cite)."""
+    blocks = []
+    for network, heading in SECTIONS.items():
+        lines = [memory_line(i, h.unit, h.text) for i, h in enumerate(hits, start=1) if h.unit.network is network]
+        if lines:
+            blocks.append(f"{heading}:\n" + "\n".join(lines))
+    return "\n\n".join(blocks) or "(no memories)"
+
+
+def answer_messages(identity: str, query: str, memories: str, query_time: datetime) -> list[ChatMessage]:
+    """System: identity and rules; user: the date (on the query time's clock), the memories and the question."""
+    user = f"Today is {query_time:%Y-%m-%d}.\n\nMemories:\n{memories}\n\nQuestion: {query}"
     return [ChatMessage("system", f"{identity}\n\n{ANSWER_RULES}"), ChatMessage("user", user)]
 
 

@@ -20,7 +20,9 @@ from hindsight.models import (
     Source,
     Turn,
     as_utc,
+    is_assistant_role,
 )
+from hindsight.retain.actions import action_sentences, covered, first_person, names_agent
 from hindsight.retain.extractor import Extractor
 from hindsight.retain.llm_prompts import extraction_messages
 from hindsight.retain.llm_schema import (
@@ -81,7 +83,9 @@ class LLMExtractor(Extractor):
             if not reply.value.facts:
                 logger.warning("llm extraction: no facts in turns %s..%s of document %s",
                                chunk[0].turn_id, chunk[-1].turn_id, document.document_id)
-            facts.extend(self._convert(reply.value.facts, chunk, document.document_id, offset=len(facts)))
+            converted = self._convert(reply.value.facts, chunk, document.document_id, offset=len(facts))
+            told = [f.text for f in converted if f.network is Network.EXPERIENCE]
+            facts.extend([*converted, *_stated_actions(chunk, document.document_id, told)])
         logger.debug("llm extraction: %d facts from %d turns of document %s (usage so far %s)",
                      len(facts), len(document.turns), document.document_id, self.usage)
         return facts
@@ -107,14 +111,15 @@ class LLMExtractor(Extractor):
     ) -> list[ExtractedFact]:
         """Schema output of one chunk -> ExtractedFacts with document-level causal indices."""
         source = Source(document_id=document_id, turn_ids=[turn.turn_id for turn in chunk])
-        mentioned_at = as_utc(chunk[-1].timestamp)
+        mentioned_at = chunk[-1].timestamp  # in its speaker's offset: the embedded date is the day they lived
+        agents = {t.speaker for t in chunk if t.speaker and is_assistant_role(t.role)}
         converted = []
         for local, out in enumerate(outs):
             start, end = _interval(out)
             converted.append(
                 ExtractedFact(
                     text=compose_text(out, start, end),
-                    network=Network.EXPERIENCE if out.fact_type == "experience" else Network.WORLD,
+                    network=_network(out, agents),
                     occurred_start=start,
                     occurred_end=end,
                     mentioned_at=mentioned_at,
@@ -124,6 +129,33 @@ class LLMExtractor(Extractor):
                 )
             )
         return converted
+
+
+def _network(out: ExtractedFactOut, agents: set[str]) -> Network:
+    """Experience when the model says so of a first-person fact, or when the fact is about the agent by name: small
+    models file "Maya's asthma is acting up" under experience and "Ava (assistant) recommended Yosemite" under
+    world. A first-person fact filed under world stays there: it may be a person's words copied."""
+    if names_agent(out.what, agents) or (out.fact_type == "experience" and first_person(out.what)):
+        return Network.EXPERIENCE
+    return Network.WORLD
+
+
+def _stated_actions(chunk: Sequence[Turn], document_id: str, told: list[str]) -> list[ExtractedFact]:
+    """The assistant's own actions in the chunk's replies that no experience fact of the model tells (`told`), as
+    experience facts of their own: small models leave them out, or file them under the user."""
+    people = list(dict.fromkeys(t.speaker for t in chunk if t.speaker and not is_assistant_role(t.role)))
+    out = []
+    for turn in chunk:
+        if not is_assistant_role(turn.role):
+            continue
+        sentences = [s for s in action_sentences(turn.text) if not covered(s, told)]
+        if sentences:
+            out.append(ExtractedFact(
+                text=" ".join(sentences), network=Network.EXPERIENCE, mentioned_at=turn.timestamp,
+                entities=[EntityMention(text=name, label="PERSON") for name in people],
+                source=Source(document_id=document_id, turn_ids=[turn.turn_id]),
+            ))
+    return out
 
 
 def _causal(out: ExtractedFactOut, local: int, offset: int) -> list[CausalRelation]:

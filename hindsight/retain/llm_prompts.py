@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hindsight.llm.base import ChatMessage
-from hindsight.models import Turn, as_utc
+from hindsight.models import Turn
 from hindsight.retain.llm_schema import MAX_FACTS_PER_CALL
 
 # The worked example is our own invention (no benchmark data). 2024-03-04 is a Monday, so
@@ -23,7 +23,8 @@ Fields of a fact:
 - where: the place, or null.
 - who: the people involved and who they are.
 - why: the reason or purpose, or null.
-- fact_type: "experience" if the assistant did or said it, written in first person ("I suggested ...").
+- fact_type: "experience" for what the assistant did, said or promised (you are the assistant), written in
+  the first person ("I suggested ...", "I booked ...", "I will add ..."), never as something the user did.
   "world" for everything else: the user, other people, places, things.
 - occurred_start, occurred_end: the dates when it happened, YYYY-MM-DD. Work them out from the
   date of the message ("yesterday" said on 2024-05-10 is 2024-05-09). null if no date is given.
@@ -68,8 +69,8 @@ def speaker_label(turn: Turn) -> str:
 
 
 def render_turn(turn: Turn) -> str:
-    """One turn as "[YYYY-MM-DD Weekday] speaker: text"."""
-    day = as_utc(turn.timestamp)
+    """One turn as "[YYYY-MM-DD Weekday] speaker: text", the date on the speaker's clock."""
+    day = turn.timestamp
     label = speaker_label(turn)
     prefix = f"[{day:%Y-%m-%d} {day:%A}]"
     return f"{prefix} {label}: {turn.text.strip()}" if label else f"{prefix} {turn.text.strip()}"

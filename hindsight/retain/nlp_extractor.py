@@ -1,11 +1,11 @@
 """Offline extractor: turn windows (a turn, and the assistant's reply to it) become narrative units with speakers,
-dates, entities and leads."""
+dates, entities and leads; the agent's own actions in a reply also become units of the experience network."""
 
 from __future__ import annotations
 
 import logging
 import re
-from datetime import datetime
+from datetime import datetime, time, timezone
 
 from hindsight.config import ExtractConfig
 from hindsight.models import (
@@ -20,6 +20,7 @@ from hindsight.models import (
     Turn,
     is_assistant_role,
 )
+from hindsight.retain.actions import action_sentences
 from hindsight.retain.extractor import Extractor
 from hindsight.retain.ner import SpacyNER
 from hindsight.temporal.expressions import find_time_expressions
@@ -47,10 +48,9 @@ _CUE_STRENGTH = 0.5
 
 
 def _day(value: datetime) -> tuple[datetime, datetime]:
-    # replace(), not start + 1 day: on December 31 of year 9999 the addition overflows.
-    return value.replace(hour=0, minute=0, second=0, microsecond=0), value.replace(
-        hour=23, minute=59, second=59, microsecond=999_999
-    )
+    """The calendar day of `value` on its speaker's clock, written as occurrence days are (UTC labels)."""
+    day = value.date()
+    return datetime.combine(day, time.min, tzinfo=timezone.utc), datetime.combine(day, time.max, tzinfo=timezone.utc)
 
 
 class NLPExtractor(Extractor):
@@ -106,13 +106,17 @@ class NLPExtractor(Extractor):
         by_index = {t.index: m for t, m in zip(document.turns, mentions, strict=True)}
         facts: list[ExtractedFact] = []
         previous: Turn | None = None
+        before: int | None = None  # the index of the previous window's unit
         for window in self.windows(document.turns):
             lead = _lead(previous, window[0])
             found = [m for t in window for m in by_index[t.index]]
-            fact = self._fact(document, window, found, len(facts), lead)
-            if self._answers(previous, window[0]):
-                fact.answers = len(facts) - 1
+            fact = self._fact(document, window, found, before, lead)
+            if before is not None and self._answers(previous, window[0]):
+                fact.answers = before
+            before = len(facts)
             facts.append(fact)
+            if fact.network is Network.WORLD:
+                facts += [a for t in window if _is_assistant(t) if (a := _actions(document, window, t, by_index))]
             previous = window[-1]
         return facts
 
@@ -125,26 +129,17 @@ class NLPExtractor(Extractor):
                 and not _is_assistant(first) and _asks_next(previous, [first]))
 
     def _fact(
-        self, document: Document, window: list[Turn], found: list[EntityMention], index: int, lead: str | None
+        self, document: Document, window: list[Turn], found: list[EntityMention], before: int | None,
+        lead: str | None,
     ) -> ExtractedFact:
         text = "\n".join(_line(t) for t in window)
         said = window[-1].timestamp
-        spans = [s for t in window for s in find_time_expressions(t.text, t.timestamp)]
-        if spans:
-            start, end, time_source = spans[0].start, spans[0].end, "expression"
-        else:
-            (start, end), time_source = _day(said), "mention"
-        entities: dict[str, EntityMention] = {}
-        for t in window:
-            if t.speaker:
-                entities.setdefault(t.speaker.lower(), EntityMention(text=t.speaker, label="PERSON"))
-        for m in found:
-            entities.setdefault(m.text.lower(), m)
+        start, end, time_source = _occurrence(window, said)
         roles = {(t.role or "").lower() for t in window}
         network = Network.EXPERIENCE if roles and roles <= ASSISTANT_ROLES else Network.WORLD
         causal = []
-        if index > 0 and _CAUSAL_CUE.match(window[0].text):
-            causal.append(CausalRelation(target_index=index - 1, kind=CausalKind.CAUSED_BY, strength=_CUE_STRENGTH))
+        if before is not None and _CAUSAL_CUE.match(window[0].text):
+            causal.append(CausalRelation(target_index=before, kind=CausalKind.CAUSED_BY, strength=_CUE_STRENGTH))
         first, last = window[0], window[-1]
         # Character spans are exact only within one message, or across chunks of one plain text.
         spanned = first.char_start is not None and last.char_end is not None
@@ -155,7 +150,7 @@ class NLPExtractor(Extractor):
             occurred_start=start,
             occurred_end=end,
             mentioned_at=said,
-            entities=list(entities.values()),
+            entities=_entities(window, found),
             causal=causal,
             source=Source(
                 document_id=document.document_id,
@@ -167,6 +162,53 @@ class NLPExtractor(Extractor):
             lead=lead,
             segments=_segments(window, text),
         )
+
+
+def _occurrence(turns: list[Turn], said: datetime, texts: list[str] | None = None) -> tuple[datetime, datetime, str]:
+    """When the turns' first time expression (in `texts`, by default the turns' own) says it happened, or the day
+    it was said; and which of the two it is."""
+    spans = [s for t, x in zip(turns, texts or [t.text for t in turns], strict=True)
+             for s in find_time_expressions(x, t.timestamp)]
+    if spans:
+        return spans[0].start, spans[0].end, "expression"
+    start, end = _day(said)
+    return start, end, "mention"
+
+
+def _entities(window: list[Turn], found: list[EntityMention]) -> list[EntityMention]:
+    """The window's speakers, then the names found in it, each once."""
+    entities: dict[str, EntityMention] = {}
+    for t in window:
+        if t.speaker:
+            entities.setdefault(t.speaker.lower(), EntityMention(text=t.speaker, label="PERSON"))
+    for m in found:
+        entities.setdefault(m.text.lower(), m)
+    return list(entities.values())
+
+
+def _actions(
+    document: Document, window: list[Turn], turn: Turn, mentions: dict[int, list[EntityMention]]
+) -> ExtractedFact | None:
+    """The agent's own actions in an assistant's reply, as a unit of the experience network ("Ava: I booked a
+    table at Nopa for Friday."), or None when the reply states none. Its people are the window's speakers and the
+    names the sentences repeat; it is dated by the sentences' own time expression, else by the reply."""
+    sentences = action_sentences(turn.text)
+    if not sentences:
+        return None
+    stated = " ".join(sentences)
+    start, end, time_source = _occurrence([turn], turn.timestamp, [stated])
+    named = [m for m in mentions[turn.index] if m.text in stated]
+    return ExtractedFact(
+        text=_line(turn.model_copy(update={"text": stated})),
+        network=Network.EXPERIENCE,
+        occurred_start=start,
+        occurred_end=end,
+        mentioned_at=turn.timestamp,
+        entities=_entities(window, named),
+        source=Source(document_id=document.document_id, turn_ids=[turn.turn_id], char_start=turn.char_start,
+                      char_end=turn.char_end),
+        metadata={"time_source": time_source},
+    )
 
 
 def _lead(previous: Turn | None, first: Turn) -> str | None:

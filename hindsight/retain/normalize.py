@@ -1,4 +1,5 @@
-"""Validate retain input and normalize it into a Document of turns; private spans never get past here."""
+"""Validate retain input and normalize it into a Document of turns; private spans never get past here (a marker
+takes their place), and every time is aware in its speaker's offset."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import hashlib
 import logging
 import re
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 from pydantic import ValidationError
@@ -15,7 +16,7 @@ from hindsight.config import LimitsConfig
 from hindsight.errors import ContentTooLargeError, InvalidInputError, ReservedDocumentIdError
 from hindsight.models import Document, Message, Turn
 from hindsight.temporal.values import parse_time
-from hindsight.text import clean_text, has_visible, strip_private
+from hindsight.text import Redacted, clean_text, has_visible, redact_private, strip_private
 from hindsight.units import DERIVED_DOCUMENT_PREFIX
 
 log = logging.getLogger(__name__)
@@ -100,22 +101,26 @@ def normalize(
     document_id: Any,
     limits: LimitsConfig,
     max_unit_chars: int,
+    zone: tzinfo = timezone.utc,
+    private_marker: str = "",
 ) -> Document:
-    """Turn retain arguments into a Document, or raise InvalidInputError without side effects."""
-    default_time = parse_time(timestamp, "timestamp") or datetime.now(timezone.utc)
+    """Turn retain arguments into a Document, or raise InvalidInputError without side effects. Naive times are
+    clock times in `zone`; a private span of the text or context becomes `private_marker` (retain.timezone and
+    retain.private_marker)."""
+    default_time = parse_time(timestamp, "timestamp", zone) or datetime.now(zone)
     doc_id = validate_document_id(document_id)
     if context is not None and not isinstance(context, str):
         raise InvalidInputError(f"context must be a string, got {type(context).__name__}")
-    ctx = clean_text(strip_private(context)) or None if context else None
+    ctx = clean_text(strip_private(context, private_marker)) or None if context else None
     if isinstance(content, str):
         _check_sizes([content], limits)
         if not has_visible(content):
             raise InvalidInputError("content is empty")
-        text = strip_private(content)
+        text = redact_private(content)
         turns = [
-            Turn(index=i, turn_id=f"c{i}", speaker=None, role=None, text=clean_text(text[a:b]),
+            Turn(index=i, turn_id=f"c{i}", speaker=None, role=None, text=_chunk_text(text, a, b, private_marker),
                  timestamp=default_time, char_start=a, char_end=b)
-            for i, (a, b) in enumerate(_split(text, max_unit_chars))
+            for i, (a, b) in enumerate(_split(text.text, max_unit_chars))
         ]
     elif isinstance(content, (list, tuple)):
         messages = _coerce_messages(content)
@@ -124,23 +129,30 @@ def normalize(
             raise InvalidInputError("content has no non-empty message")
         turns = []
         for i, m in enumerate(messages):
-            when = parse_time(m.timestamp, f"message {i} timestamp") or default_time
-            text = strip_private(m.content)
-            spans = _split(text, max_unit_chars)
+            when = parse_time(m.timestamp, f"message {i} timestamp", zone) or default_time
+            text = redact_private(m.content)
+            spans = _split(text.text, max_unit_chars)
             for a, b in spans:
                 # Names are cleaned like text: a private span in a speaker name is not stored either.
                 turns.append(Turn(
                     index=len(turns), turn_id=m.id or f"t{i}", speaker=_clean_name(m.speaker),
-                    role=_clean_name(m.role), text=clean_text(text[a:b]), timestamp=when,
+                    role=_clean_name(m.role), text=_chunk_text(text, a, b, private_marker), timestamp=when,
                     char_start=a if len(spans) > 1 else None, char_end=b if len(spans) > 1 else None,
                 ))
     else:
         raise InvalidInputError(f"content must be a str or a list of messages, got {type(content).__name__}")
-    turns = [t for t in turns if has_visible(t.text)]
+    turns = [t for t in turns if t.text]
     if not turns:
         log.info("retain: nothing left after removing private spans")
     digest = content_hash(turns, ctx)
     return Document(document_id=doc_id or f"doc-{digest[:24]}", turns=turns, context=ctx, timestamp=default_time)
+
+
+def _chunk_text(text: Redacted, start: int, end: int, marker: str) -> str:
+    """The stored text of a chunk: cleaned, with its private spans marked; empty when only markers would show."""
+    if not has_visible(text.text[start:end]):
+        return ""
+    return clean_text(text.marked(marker, start, end))
 
 
 def content_hash(turns: list[Turn], context: str | None) -> str:

@@ -22,6 +22,7 @@ from hindsight.retain.resolve import resolve_entities
 from hindsight.retain.updates import NewFactUnit, detect_updates
 from hindsight.store.base import DocumentRecord, MemoryStore, NewUnit, PendingItem, WriteBatch
 from hindsight.temporal.expressions import format_date
+from hindsight.temporal.values import time_zone
 from hindsight.units import BankHandle, unit_hash
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,7 @@ class RetainPipeline:
         self.extractor = extractor
         self.jobs = jobs
         self.queue = queue  # (new facts, touched entities) -> the background work committed with the retain
+        self.zone = time_zone(config.retain.timezone)
         self.resolver = EntityResolver(config.retain.entities)
         self.links = LinkBuilder(store, config.retain.links)
 
@@ -115,6 +117,7 @@ class RetainPipeline:
             normalize(
                 r.content, timestamp=r.timestamp, context=r.context, document_id=r.document_id,
                 limits=self.config.limits, max_unit_chars=self.config.retain.extract.max_unit_chars,
+                zone=self.zone, private_marker=self.config.retain.private_marker,
             )
             for r in requests
         ]

@@ -4,7 +4,7 @@ by units, and which year a bare month or season falls in."""
 from __future__ import annotations
 
 from calendar import monthrange
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 
 from hindsight.temporal.vocab import SEASONS
 
@@ -58,9 +58,12 @@ def unit_span(day: date, unit: str) -> Interval:
 
 
 def shift(moment: datetime, amount: int, unit: str) -> datetime:
-    """`moment` moved by `amount` units; months and longer keep the day of the month if they can."""
+    """`moment` moved by `amount` units; months and longer keep the day of the month if they can. Hours and
+    minutes are elapsed time, read on the moment's clock: across a DST change, "in 24 hours" is 23:00 or 01:00."""
     if unit in ("minute", "hour"):
-        return moment + timedelta(**{unit + "s": amount})
+        if moment.tzinfo is None:
+            return moment + timedelta(**{unit + "s": amount})
+        return (moment.astimezone(timezone.utc) + timedelta(**{unit + "s": amount})).astimezone(moment.tzinfo)
     if unit in ("day", "week", "fortnight"):
         return moment + timedelta(days=amount * {"day": 1, "week": 7, "fortnight": 14}[unit])
     months = amount * {"month": 1, "year": 12, "decade": 120}[unit]

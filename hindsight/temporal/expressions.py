@@ -1,9 +1,12 @@
 """Temporal normalization: resolve time expressions against a reference datetime.
 
 Every expression resolves to whole days: ``TimeSpan.start`` is 00:00:00 of the first day and
-``TimeSpan.end`` is 23:59:59.999999 of the last day (both inclusive, aware UTC); times of day
-are ignored. Naive inputs are taken as UTC. ``TimeSpan.text`` is the phrase as written, without
-a leading "in"/"on" unless it carries meaning ("in 3 days").
+``TimeSpan.end`` is 23:59:59.999999 of the last day (both inclusive); times of day are ignored.
+The days are calendar days where the reference was said: "tomorrow" said at 23:30 on November 19
+at UTC-8 is November 20. They are written with the UTC label (November 20, 00:00 UTC to 23:59 UTC),
+the form occurrence days are stored and compared in, whatever the speaker's offset. A naive
+reference is taken as UTC. ``TimeSpan.text`` is the phrase as written, without a leading
+"in"/"on" unless it carries meaning ("in 3 days").
 
 Regex rules do the work (``rules`` and the modules it lists), tried only
 at words near an anchor (a number or a date word) so that text without one costs a split and a
@@ -114,14 +117,18 @@ class TimeSpan:
         return self.start + (self.end - self.start) / 2
 
 
-def _utc(value: datetime) -> datetime:
-    """Aware UTC; naive values are UTC; values too close to the datetime limits keep their clock."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
+def _aware(value: datetime) -> datetime:
+    """`value` with its own offset; a naive value is UTC."""
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None or value.utcoffset() is None else value
+
+
+def in_zone_of(value: datetime, reference: datetime) -> datetime:
+    """`value` on the clock of `reference`'s zone (naive values are UTC); as it is where that would overflow."""
+    value, reference = _aware(value), _aware(reference)
     try:
-        return value.astimezone(timezone.utc)
+        return value.astimezone(reference.tzinfo)
     except (OverflowError, ValueError):
-        return value.replace(tzinfo=timezone.utc)
+        return value
 
 
 def _anchor_ranges(low: str) -> list[tuple[int, int]]:
@@ -194,7 +201,7 @@ def _to_span(interval: Interval, text: str) -> TimeSpan:
 def find_time_expressions(text: str, reference: datetime) -> list[TimeSpan]:
     """All time expressions found in free text, in order of appearance. Never raises on any input."""
     try:
-        ref = _utc(reference)
+        ref = _aware(reference)
         return [_to_span(iv, text[s:e]) for s, e, iv in _scan(text, ref, strict=True)]
     except Exception:  # the contract is to never raise on user text
         logger.warning("time expression scan failed", exc_info=True)
@@ -204,7 +211,7 @@ def find_time_expressions(text: str, reference: datetime) -> list[TimeSpan]:
 def parse_interval(phrase: str, reference: datetime) -> TimeSpan | None:
     """Resolve a phrase that is entirely a time expression ("last March") or None."""
     try:
-        ref = _utc(reference)
+        ref = _aware(reference)
         text = phrase.strip()
         if not text or len(text) > 200:
             return None
@@ -242,7 +249,7 @@ def _dateparser_interval(phrase: str, ref: datetime, partial: Interval | None) -
         return None
     if data.date_obj is None or not 1000 <= data.date_obj.year <= 2999:
         return None
-    day = _utc(data.date_obj).date()
+    day = data.date_obj.date()  # naive: the reference's own clock
     if partial is not None and partial[0].year == partial[1].year != day.year:
         try:
             moved = day.replace(year=partial[0].year)
@@ -257,14 +264,15 @@ def _dateparser_interval(phrase: str, ref: datetime, partial: Interval | None) -
 
 
 def format_date(value: datetime) -> str:
-    """A long English date in UTC: "Saturday, June 9, 2024"."""
-    day = _utc(value).date()
+    """The long English date of `value`'s own calendar day: "Saturday, June 9, 2024"."""
+    day = value.date()
     return f"{_DAY_NAMES[day.weekday()]}, {_MONTH_NAMES[day.month - 1]} {day.day}, {day.year}"
 
 
 def format_relative(value: datetime, reference: datetime) -> str:
-    """How far `value` is from `reference` in calendar days: "5 days before", "the same day"."""
-    days = (_utc(value).date() - _utc(reference).date()).days
+    """How far `value` is from `reference` in calendar days of `reference`'s zone: "5 days before", "the same
+    day"."""
+    days = (in_zone_of(value, reference).date() - _aware(reference).date()).days
     if days == 0:
         return "the same day"
     span = abs(days)

@@ -1,16 +1,24 @@
-"""Datetime arguments: a datetime or an ISO string, made timezone-aware (naive means UTC)."""
+"""Datetime arguments: a datetime or an ISO string, made timezone-aware in its own offset (naive means the bank's
+time zone)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone, tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from hindsight.errors import InvalidInputError
-from hindsight.models import as_utc
 
 
-def parse_time(value: Any, what: str) -> datetime | None:
-    """Accept a datetime or an ISO string (naive = UTC); anything else is an InvalidInputError."""
+def time_zone(name: str) -> tzinfo:
+    """The zone an IANA name names ("UTC", "America/Los_Angeles"); config validation has checked the name."""
+    return timezone.utc if name == "UTC" else ZoneInfo(name)
+
+
+def parse_time(value: Any, what: str, zone: tzinfo = timezone.utc) -> datetime | None:
+    """Accept a datetime or an ISO string; anything else is an InvalidInputError. An aware value keeps its offset
+    (its calendar day is the one its speaker lived); a naive one is a clock time in `zone`. A clock time that a DST
+    change skips or repeats reads with the offset in force before the change."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -20,7 +28,9 @@ def parse_time(value: Any, what: str) -> datetime | None:
             raise InvalidInputError(f"{what} is not an ISO date: {value[:64]!r}") from exc
     if not isinstance(value, datetime):
         raise InvalidInputError(f"{what} must be a datetime or ISO string, got {type(value).__name__}")
+    aware = value if value.tzinfo is not None and value.utcoffset() is not None else value.replace(tzinfo=zone)
     try:
-        return as_utc(value)
+        aware.astimezone(timezone.utc)  # stored as an instant: it must have one
     except (OverflowError, ValueError) as exc:
         raise InvalidInputError(f"{what} is out of range: {value!r}") from exc
+    return aware
