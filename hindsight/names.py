@@ -35,6 +35,7 @@ _DIACRITICS = re.compile(
     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]"
 )
 _NON_ALNUM = re.compile(r"[\W_]+")
+_POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s$")  # "children's" in "Seattle Children's Hospital" keys as "children"
 _TOKEN_SPLIT = re.compile(r"[\s_\-\u2010-\u2014]+")
 _FOLD_STRIP = ",;:.!?()[]{}\"“”«»"
 
@@ -160,7 +161,7 @@ def name_key(text: str) -> NameKey:
     norm = normalize_name(_clean(text))
     simple = norm.isascii() and "-" not in norm and "_" not in norm
     parts = norm.split(" ") if simple else _TOKEN_SPLIT.split(norm)
-    tokens = [t if t.isalnum() else _strip_edges(t) for t in parts]
+    tokens = [t if t.isalnum() else _strip_edges(_POSSESSIVE.sub("", t)) for t in parts]
     tokens = [t for t in tokens if t]
     gender: str | None = None
     while len(tokens) > 1 and tokens[0] in lex.TITLES:
