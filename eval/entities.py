@@ -176,7 +176,15 @@ def _spans(text: str, forms: list[str]) -> list[tuple[int, int]]:
     return out
 
 
-def predicted(bank: Bank, conversation: GoldConversation) -> tuple[list[PredictedEntity], list[PredictedMention]]:
+@dataclass
+class Predicted:
+    """A bank's canonical entities and their mentions in the conversation's messages."""
+
+    entities: list[PredictedEntity]
+    mentions: list[PredictedMention]
+
+
+def predicted(bank: Bank, conversation: GoldConversation) -> Predicted:
     """The bank's canonical entities and where they are mentioned (see the module docstring)."""
     messages = {m.key: m for s in conversation.sessions for m in s.messages}
     graph = bank.to_networkx(link_types=[])
@@ -201,7 +209,7 @@ def predicted(bank: Bank, conversation: GoldConversation) -> tuple[list[Predicte
             for a, b, entity_id in set(spans):
                 if not any(c <= a and b <= d and d - c > b - a for c, d, _ in spans):
                     mentions.append(PredictedMention(turn, a, b, entity_id))
-    return list(entities.values()), mentions
+    return Predicted(list(entities.values()), mentions)
 
 
 @dataclass
@@ -229,8 +237,9 @@ class Report:
     missed_mentions: list[str]
 
 
-def score(conversations: list[GoldConversation], banks: dict[str, Bank]) -> Report:
-    """Match predicted mentions to gold ones and compute the scores of the module docstring."""
+def score(conversations: list[GoldConversation], found_in: dict[str, Predicted]) -> Report:
+    """Match predicted mentions to gold ones and compute the scores of the module docstring (`found_in` by
+    conversation id)."""
     all_predicted: list[PredictedEntity] = []
     gold_hits: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)  # gold -> predicted entity -> mentions
     forms: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -238,7 +247,7 @@ def score(conversations: list[GoldConversation], banks: dict[str, Bank]) -> Repo
     text_mentions = spans_total = spans_matched = 0
     missed_mentions: list[str] = []
     for conv in conversations:
-        entities, mentions = predicted(banks[conv.id], conv)
+        entities, mentions = found_in[conv.id].entities, found_in[conv.id].mentions
         by_id = {e.id: e for e in entities}
         all_predicted += entities
         messages = {m.key: m for s in conv.sessions for m in s.messages}
@@ -318,8 +327,7 @@ def _share(part: int, whole: int) -> float:
 def run(data: Path, work: Path) -> Report:
     conversations = load_gold(data)
     with Hindsight(work, system_config("hindsight")) as hs:
-        banks = {c.id: retain(hs, c) for c in conversations}
-        return score(conversations, banks)
+        return score(conversations, {c.id: predicted(retain(hs, c), c) for c in conversations})
 
 
 def main() -> None:
