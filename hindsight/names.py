@@ -10,7 +10,7 @@ from typing import NamedTuple
 from hindsight import nicknames as lex
 from hindsight.nicknames import NICKNAMES
 
-__all__ = ["NameKey", "blocking_keys", "clean_mention", "name_key", "normalize_name"]
+__all__ = ["NameKey", "blocking_keys", "clean_mention", "initials", "name_key", "normalize_name"]
 
 _STOPWORDS = lex.DETERMINERS | lex.TITLES | lex.CORP_SUFFIXES | lex.PARTICLES
 
@@ -176,6 +176,14 @@ def name_key(text: str) -> NameKey:
 
 
 @lru_cache(maxsize=1 << 14)
+def initials(text: str) -> str:
+    """The initials of a name of several words, particles left out ("University of South Florida" -> "usf"); ""
+    for a name of one word."""
+    tokens = [t for t in name_key(text).tokens if t not in lex.PARTICLES and t not in lex.ARTICLES]
+    return "".join(t[0] for t in tokens) if len(tokens) > 1 else ""
+
+
+@lru_cache(maxsize=1 << 14)
 def _blocking_keys(text: str) -> frozenset[str]:
     key = name_key(text)
     if not key.joined:
@@ -185,6 +193,8 @@ def _blocking_keys(text: str) -> frozenset[str]:
         if len(token) >= 2 and token not in _STOPWORDS:
             keys.add(token)
         keys.update(NICKNAMES.get(token, ()))
+    if len(short := initials(text)) > 1:
+        keys.add(short)  # "USF" finds "University of South Florida"
     return frozenset(keys)
 
 
@@ -192,8 +202,9 @@ def blocking_keys(text: str) -> set[str]:
     """Keys to index an entity name or alias under, and to look a mention up by.
 
     The normalized full name (and its alphanumeric-only form), every token of length >= 2 that
-    is not a stopword, and the formal names of nickname tokens, so "Bob" and "Robert Smith"
-    share "robert". Typos share a key only through another token ("Carolinne Smith" ~ "Caroline
-    Smith" via "smith"); a lone misspelt name is not found.
+    is not a stopword, the formal names of nickname tokens, so "Bob" and "Robert Smith"
+    share "robert", and the initials of a name of several words. Typos share a key only through
+    another token ("Carolinne Smith" ~ "Caroline Smith" via "smith"); a lone misspelt name is
+    not found.
     """
     return set(_blocking_keys(text))

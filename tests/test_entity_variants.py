@@ -36,6 +36,12 @@ def cand(name: str, label: str) -> EntityCandidate:
         ("Baxter", "PERSON", "Baxter Hospital", "ORG", False),
         # A word that is not a designator keeps the prefix rule, which needs evidence beyond the name.
         ("Acme", "ORG", "Acme Robotics", "ORG", False),
+        # Initials written in capitals, either way round; not a lower-case word, nor across labels.
+        ("USF", "ORG", "University of South Florida", "ORG", True),
+        ("New York University", "ORG", "NYU", "ORG", True),
+        ("NYC", "GPE", "New York City", "GPE", True),
+        ("Al", "PERSON", "Amy Lee", "PERSON", False),
+        ("MGH", "ORG", "Mary Grace Hill", "PERSON", False),
     ],
 )
 def test_designator_variants_merge_when_labels_agree(

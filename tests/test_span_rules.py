@@ -58,6 +58,7 @@ def test_patterns_find_what_spacy_missed() -> None:
         ("Their puppy, Nacho, chewed my shoe.", "Nacho"),
         ("She has a greyhound named Comet.", "Comet"),
         ("My rescue dog Pickles is shy.", "Pickles"),
+        ("Our neighbor's corgi, Biscotti, barks all night.", "Biscotti"),
     ],
 )
 def test_a_name_after_a_pet_noun_is_a_pet(text: str, pet: str) -> None:
@@ -83,6 +84,8 @@ def test_pet_context_after_the_name_and_what_is_not_a_pet() -> None:
         ("Have you tried Lombardi's?", {"Lombardi": "PERSON"}, "ORG"),
         ("Say hi to Beth for me.", {"Beth": "ORG"}, "PERSON"),
         ("Marcus Webb starts Monday.", {"Marcus Webb": "ORG"}, "PERSON"),
+        ("This is my boss Amira, she runs the lab.", {"Amira": "ORG"}, "PERSON"),
+        ("My sister-in-law Consuelo called.", {"Consuelo": "GPE"}, "PERSON"),
         # Places named like people, possessives of given names and organisations with "&" keep their labels.
         ("She moved to Madison in May.", {"Madison": "GPE"}, "GPE"),
         ("We ate at Wendy's twice.", {"Wendy's": "ORG"}, "ORG"),
@@ -124,6 +127,10 @@ def test_an_alias_statement_about_a_person_skips_other_names_and_may_reach_the_t
     assert skip.name == "Gus" and skip.alias_of is before[0]
     [alone] = spans_of("Yes! Everyone calls him Gus.")
     assert alone.name == "Gus" and alone.label == "PERSON" and alone.alias_of is None
+    # A name in the statement's own sentence wins over the turn before, whatever spaCy called it.
+    got = {s.name: s for s in spans_of("Her aunt Oyelaran, who goes by Laran, is here.", {"Oyelaran": "GPE"},
+                                       before=before)}
+    assert got["Laran"].alias_of is got["Oyelaran"] and got["Oyelaran"].label == "PERSON"
 
 
 def test_phrases_that_only_look_like_alias_statements() -> None:

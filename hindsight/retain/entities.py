@@ -10,6 +10,7 @@ alias; keep `cooccurring` and `context` as `normalize_name(clean_mention(text))`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -18,7 +19,7 @@ from rapidfuzz import fuzz
 
 from hindsight.config import EntityConfig
 from hindsight.models import EntityCandidate, EntityMention
-from hindsight.names import NameKey, blocking_keys, clean_mention, name_key, normalize_name
+from hindsight.names import NameKey, blocking_keys, clean_mention, initials, name_key, normalize_name
 from hindsight.nicknames import GIVEN_NAMES, NICKNAMES
 from hindsight.retain.entity_words import DESIGNATORS
 
@@ -130,6 +131,20 @@ def _match(mkey: NameKey, form: str, gate: float) -> tuple[float, bool, bool]:
     return (*_form_score(mkey.tokens, fkey.tokens, gate), full)
 
 
+_ACRONYM = re.compile(r"[A-Z]{2,6}")
+
+
+def _acronym(mention: str, cand: EntityCandidate) -> bool:
+    """Whether an all-capitals mention spells the initials of one of the candidate's names, or the mention's
+    initials spell one written in capitals ("USF" ~ "University of South Florida")."""
+    text = mention.strip()
+    forms = (cand.name, *cand.aliases)
+    if _ACRONYM.fullmatch(text):
+        return any(initials(f) == text.lower() for f in forms)
+    short = initials(text)
+    return len(short) > 1 and any(_ACRONYM.fullmatch(f.strip()) and f.strip().lower() == short for f in forms)
+
+
 def _aware(value: datetime) -> datetime:
     """Naive datetimes are UTC; aware ones are kept (subtracting handles offsets, whereas
     converting extreme values such as datetime.min to UTC would overflow)."""
@@ -232,10 +247,12 @@ class EntityResolver:
             # An unknown label fits anything.
             compatible = not group or not cgroup or group == cgroup or frozenset({group, cgroup}) in _COMPATIBLE_GROUPS
             string, literal = self._string_score(key, cand, table)
-            if string <= 0.0 or not (compatible or (literal and string >= 1.0)):
-                continue
             if string >= 1.0 and not literal and group == "PLACE":
                 continue  # a city names many things after it: "Boston" is not "Boston Airport"
+            if string <= 0.0 and _acronym(mention.text, cand):
+                string, literal = 1.0, False
+            if string <= 0.0 or not (compatible or (literal and string >= 1.0)):
+                continue
             # sim_co: share of this unit's other entities already seen with the candidate.
             co = len(context & cand.cooccurring) / n_context if n_context else 0.0
             # sim_temp: linear decay over the recency window, in either direction of time, so

@@ -42,7 +42,6 @@ EDGES = " \t\n'\"’“”.,!?;:"  # stripped from the ends of a mention
 # spaCy labels that a lone given name ("Meg", "Sandra") often gets instead of PERSON; places are left alone
 # (Madison, Austin and Florence are places as often as people).
 _NAME_MISLABELS = frozenset({"ORG", "NORP", "PRODUCT", "WORK_OF_ART", "EVENT", "LANGUAGE"})
-_PLACES = frozenset({"GPE", "LOC", "FAC"})
 _LEADING_JUNK = (OPENERS | STOP_WORDS) - GIVEN_NAMES
 _NOT_A_NAME = OPENERS | STOP_WORDS | CALENDAR
 
@@ -54,10 +53,12 @@ _HONORIFIC = "|".join(sorted(HONORIFICS))
 _TITLED = re.compile(rf"\b(?:{_HONORIFIC})\.?[ \t]+{_NAME}")
 _KIN_TITLED = re.compile(rf"\b(?:{'|'.join(sorted(KIN_TITLES))})[ \t]+{_CAP_WORD}")
 _KIN_ALONE = re.compile(rf"\b(?:{'|'.join(sorted(KIN_NAMES))})\b(?![ \t]+[A-Z])")
+_OWNER = r"(?:my|our|his|her|their|your|\w+['’]s)"  # "our dog", "the neighbor's beagle", "Kim's sister"
 _RELATION = "|".join(sorted(RELATIONS - PET_NOUNS - {"pet", "client", "customer"}, key=len, reverse=True))
 # "my aunt Penelope", "our boss, Amira": a relation noun names the person after it.
 _RELATION_BEFORE = re.compile(
-    rf"(?i:\b(?:my|our|his|her|their|your)\s+(?:[a-z-]+\s+){{0,2}}?(?:{_RELATION}))(?:\s*,\s*|\s+)$")
+    rf"(?i:\b{_OWNER}\s+(?:[a-z-]+\s+){{0,2}}?(?:(?:ex|step|half|great|grand)-)*(?:{_RELATION})(?:-in-law)?)"
+    r"(?:\s*,\s*|\s+)$")
 _PLACE_BEFORE = re.compile(r"(?:\b(?:at|in|near)\s+(?:the\s+)?|\bthe\s+)$", re.IGNORECASE)
 # A possessive that ends its noun phrase names a shop or a restaurant: "try Primanti's?", "dinner at Canlo's".
 _BUSINESS_POSSESSIVE = re.compile(
@@ -65,7 +66,7 @@ _BUSINESS_POSSESSIVE = re.compile(
 _TITLE_BEFORE = re.compile(rf"\b(?:{_HONORIFIC}|{'|'.join(sorted(KIN_TITLES))})\.?[ \t]+$")
 _PETS = "|".join(sorted((p.replace(" ", r"\s+") for p in PET_NOUNS), key=len, reverse=True))
 _PET_NOUN = rf"(?:[a-z-]+\s+){{0,2}}?(?:{_PETS})s?(?:\s+mix)?"
-_OWNED_PET = rf"(?i:\b(?:my|our|his|her|their|your)\s+{_PET_NOUN})"
+_OWNED_PET = rf"(?i:\b{_OWNER}\s+{_PET_NOUN})"
 # "our dog Biscuit", "the puppy, Mochi", "a husky named Storm"; "the fish Sam caught" names no pet.
 _PET_BEFORE = re.compile(
     rf"(?:{_OWNED_PET}(?:\s*,\s*|\s+(?:named|called)\s+|\s+)|(?i:\b(?:the|a|an)\s+{_PET_NOUN})"
@@ -183,19 +184,19 @@ def _relabel(text: str, span: Span) -> None:
         span.label = PERSON
 
 
-def _name_before(spans: list[Span], personal: bool) -> Span | None:
-    """The last of `spans` that an alias can belong to; for a statement about a person, the last PERSON, else the
-    last name that is no place (spaCy's label was wrong: the statement says it is a person)."""
+def _name_before(spans: list[Span], personal: bool, in_sentence: bool) -> Span | None:
+    """The last of `spans` that an alias can belong to. A statement about a person is about the last PERSON; in its
+    own sentence, failing that, about the name just before it, whatever spaCy called it ("Beatriz, who goes by
+    Bia": the statement says Beatriz is a person)."""
     free = [s for s in spans if s.alias_of is None]
     if not personal:
         return free[-1] if free else None
     for s in reversed(free):
         if s.label == PERSON:
             return s
-    for s in reversed(free):
-        if s.label not in _PLACES:
-            s.label = PERSON
-            return s
+    if in_sentence and free:
+        free[-1].label = PERSON
+        return free[-1]
     return None
 
 
@@ -209,7 +210,9 @@ def _aliases(text: str, floor: int, end: int, spans: list[Span], before: list[Sp
         if _bare(text[start:stop].split()[0]) in _NOT_A_NAME:
             continue
         alias = next((s for s in spans if s.start <= start < s.end or start <= s.start < stop), None)
-        name = _name_before([s for s in spans if s.end <= m.start()], personal) or _name_before(before, personal)
+        # A name in the statement's sentence is what it is about; only a sentence without one looks back.
+        preceding = [s for s in spans if s.end <= m.start()]
+        name = _name_before(preceding, personal, True) if preceding else _name_before(before, personal, False)
         if alias is None and (name is not None or personal):
             alias = Span(start, stop, name.label if name is not None else PERSON, name=text[start:stop].strip(EDGES))
             spans.append(alias)
