@@ -5,15 +5,14 @@
   (pronouns) or only digits is dropped.
 - Patterns spaCy's small model misses: an honorific or kinship title and a name ("Ms. Sato", "Aunt Ro"),
   kinship words used as names ("Mom", "Dad"), a name after a pet noun ("our dog Biscuit").
-- Labels from context: a name after an honorific or kinship title is a PERSON; after a pet noun ("my cat
-  Pepper", "a husky named Storm") or before one ("Biscuit, our dog") a PET; a PERSON span ending in an
-  organisation word ("Seattle Humane") or used as a possessive place ("try Primanti's?") an ORG, in a place word a
-  FAC; one that is not a given name after "the"
-  or "at", "in", "near" ("dinner at Canlis", "the Gunks") a FAC; a given name that spaCy called ORG, NORP,
-  PRODUCT, ... a PERSON.
+- Labels from context: a name after an honorific, a kinship title or a relation ("my boss Amira") is a PERSON;
+  after a pet noun ("my cat Pepper", "a husky named Storm") or before one ("Biscuit, our dog") a PET; a PERSON
+  span ending in an organisation word ("Seattle Humane") or used as a possessive place ("try Primanti's?") an
+  ORG; one ending in a place word, or one that is not a given name after "the", "at", "in" or "near" ("dinner at
+  Canlis", "the Gunks"), a FAC; a given name that spaCy called ORG, NORP, PRODUCT, ... a PERSON.
 - Alias statements: "Margaret, we all call her Meg", "Kevin, he goes by KJ", "Alexander, aka Sasha", "Josefina,
-  Jo for short", "We nicknamed him Bach": the alias span records the span it is another name of (the nearest
-  name before the statement, in its sentence or the sentence before it in the same text); with no such name,
+  Jo for short", "We nicknamed him Bach": the alias span records the span it is another name of, the nearest
+  name before the statement in its sentence, else in the sentence (or the turn) before; with no such name,
   "everyone calls him Skip" still makes Skip a PERSON.
 """
 
@@ -60,7 +59,7 @@ _RELATION_BEFORE = re.compile(
     rf"(?i:\b{_OWNER}\s+(?:[a-z-]+\s+){{0,2}}?(?:(?:ex|step|half|great|grand)-)*(?:{_RELATION})(?:-in-law)?)"
     r"(?:\s*,\s*|\s+)$")
 _PLACE_BEFORE = re.compile(r"(?:\b(?:at|in|near)\s+(?:the\s+)?|\bthe\s+)$", re.IGNORECASE)
-# A possessive that ends its noun phrase names a shop or a restaurant: "try Primanti's?", "dinner at Canlo's".
+# A possessive that ends its noun phrase names a shop or a restaurant: "try Primanti's?", "lunch at Zingerman's".
 _BUSINESS_POSSESSIVE = re.compile(
     r"['’]s(?=\s*(?:[.!?,;:)]|$)|\s+(?:on|in|at|near|for|with|and|or|tonight|today|tomorrow|again)\b)")
 _TITLE_BEFORE = re.compile(rf"\b(?:{_HONORIFIC}|{'|'.join(sorted(KIN_TITLES))})\.?[ \t]+$")
@@ -96,6 +95,7 @@ class Span:
 
 
 def _bare(word: str) -> str:
+    """A word in lower case without edge punctuation or a possessive ending."""
     return re.sub(r"['’]s$", "", word.strip(".,;:!?\"'“”‘’()[]")).lower()
 
 
@@ -153,6 +153,7 @@ def _merge(spans: list[Span], found: list[Span]) -> list[Span]:
 
 
 def _relabel(text: str, span: Span) -> None:
+    """Set the span's label from its sentence where that says more than spaCy's guess (see the module docstring)."""
     piece = text[span.start:span.end]
     words = piece.split()
     last = _bare(words[-1])
@@ -216,9 +217,7 @@ def _aliases(text: str, floor: int, end: int, spans: list[Span], before: list[Sp
         if alias is None and (name is not None or personal):
             alias = Span(start, stop, name.label if name is not None else PERSON, name=text[start:stop].strip(EDGES))
             spans.append(alias)
-        if alias is not None and name is not None and (
-            text[alias.start:alias.end].lower() != text[name.start:name.end].lower()
-        ):
+        if alias is not None and name is not None and alias.name.lower() != name.name.lower():
             alias.label, alias.alias_of = name.label, name
     return sorted(spans, key=lambda s: s.start)
 
