@@ -113,3 +113,13 @@ def test_an_alias_stated_in_reply_to_a_question_reaches_the_name_asked_about(hs:
     ])])
     [gus] = entities_with(b, "Gus")
     assert "augustin" in {a.alias.lower() for a in gus.aliases}
+
+
+def test_entities_are_seen_when_they_are_mentioned_not_when_the_fact_happened(hs: Hindsight) -> None:
+    b = hs.bank("seen")
+    retain(b, [("2024-05-01T10:00:00+00:00", [("Rosa", "Two years ago I lived in Reykjavik for a while.")])])
+    [unit] = b.units()
+    assert unit.occurred_start is not None and unit.occurred_start.year == 2022
+    [city] = entities_with(b, "Reykjavik")
+    assert city.first_seen is not None and city.last_seen is not None
+    assert city.first_seen.date().isoformat() == city.last_seen.date().isoformat() == "2024-05-01"
