@@ -137,6 +137,9 @@ class EntityMention(BaseModel):
 
     text: str
     label: str = "ENTITY"
+    # The text of another mention of the same fact that this one is stated to be another name of ("Margaret, we
+    # all call her Meg": Meg is an alias of Margaret); resolution puts both on one entity.
+    alias_of: str | None = None
 
 
 class CausalRelation(BaseModel):

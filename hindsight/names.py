@@ -10,7 +10,7 @@ from typing import NamedTuple
 from hindsight import nicknames as lex
 from hindsight.nicknames import NICKNAMES
 
-__all__ = ["NameKey", "blocking_keys", "clean_mention", "name_key", "normalize_name"]
+__all__ = ["NameKey", "blocking_keys", "clean_mention", "initials", "name_key", "normalize_name"]
 
 _STOPWORDS = lex.DETERMINERS | lex.TITLES | lex.CORP_SUFFIXES | lex.PARTICLES
 
@@ -35,6 +35,7 @@ _DIACRITICS = re.compile(
     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]"
 )
 _NON_ALNUM = re.compile(r"[\W_]+")
+_POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s$")  # "children's" in "Seattle Children's Hospital" keys as "children"
 _TOKEN_SPLIT = re.compile(r"[\s_\-\u2010-\u2014]+")
 _FOLD_STRIP = ",;:.!?()[]{}\"“”«»"
 
@@ -160,7 +161,7 @@ def name_key(text: str) -> NameKey:
     norm = normalize_name(_clean(text))
     simple = norm.isascii() and "-" not in norm and "_" not in norm
     parts = norm.split(" ") if simple else _TOKEN_SPLIT.split(norm)
-    tokens = [t if t.isalnum() else _strip_edges(t) for t in parts]
+    tokens = [t if t.isalnum() else _strip_edges(_POSSESSIVE.sub("", t)) for t in parts]
     tokens = [t for t in tokens if t]
     gender: str | None = None
     while len(tokens) > 1 and tokens[0] in lex.TITLES:
@@ -175,6 +176,14 @@ def name_key(text: str) -> NameKey:
 
 
 @lru_cache(maxsize=1 << 14)
+def initials(text: str) -> str:
+    """The initials of a name of several words, particles left out ("University of South Florida" -> "usf"); ""
+    for a name of one word."""
+    tokens = [t for t in name_key(text).tokens if t not in lex.PARTICLES and t not in lex.ARTICLES]
+    return "".join(t[0] for t in tokens) if len(tokens) > 1 else ""
+
+
+@lru_cache(maxsize=1 << 14)
 def _blocking_keys(text: str) -> frozenset[str]:
     key = name_key(text)
     if not key.joined:
@@ -184,6 +193,8 @@ def _blocking_keys(text: str) -> frozenset[str]:
         if len(token) >= 2 and token not in _STOPWORDS:
             keys.add(token)
         keys.update(NICKNAMES.get(token, ()))
+    if len(short := initials(text)) > 1:
+        keys.add(short)  # "USF" finds "University of South Florida"
     return frozenset(keys)
 
 
@@ -191,8 +202,9 @@ def blocking_keys(text: str) -> set[str]:
     """Keys to index an entity name or alias under, and to look a mention up by.
 
     The normalized full name (and its alphanumeric-only form), every token of length >= 2 that
-    is not a stopword, and the formal names of nickname tokens, so "Bob" and "Robert Smith"
-    share "robert". Typos share a key only through another token ("Carolinne Smith" ~ "Caroline
-    Smith" via "smith"); a lone misspelt name is not found.
+    is not a stopword, the formal names of nickname tokens, so "Bob" and "Robert Smith"
+    share "robert", and the initials of a name of several words. Typos share a key only through
+    another token ("Carolinne Smith" ~ "Caroline Smith" via "smith"); a lone misspelt name is
+    not found.
     """
     return set(_blocking_keys(text))

@@ -159,10 +159,11 @@ def test_clean_mention_is_idempotent(text: str) -> None:
 
 
 def test_blocking_keys_contents() -> None:
-    assert blocking_keys("Robert Smith") == {"robert smith", "robertsmith", "robert", "smith"}
+    assert blocking_keys("Robert Smith") == {"robert smith", "robertsmith", "robert", "smith", "rs"}
     assert blocking_keys("Bob") == {"bob", "robert"}
-    assert blocking_keys("Dr. Jane Smith") == {"jane smith", "janesmith", "jane", "smith"}
+    assert blocking_keys("Dr. Jane Smith") == {"jane smith", "janesmith", "jane", "smith", "js"}
     assert "of" not in blocking_keys("Bank of America")
+    assert "uw" in blocking_keys("University of Washington")  # initials, so that "UW" finds it
     assert blocking_keys("") == set()
     assert blocking_keys("!!!") == set()
 
@@ -180,6 +181,8 @@ def test_blocking_keys_contents() -> None:
         ("Smith", "Robert Smith"),
         ("Jean-Luc Picard", "Jeanluc Picard"),
         ("Carolinne Smith", "Caroline Smith"),
+        ("USF", "University of South Florida"),
+        ("Seattle Children's", "Seattle Children's Hospital"),
     ],
 )
 def test_aliases_share_blocking_keys(a: str, b: str) -> None:

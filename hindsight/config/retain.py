@@ -18,10 +18,11 @@ class ExtractConfig(Section):
     backend: Literal["nlp", "llm"] = "nlp"
     # Documents with long messages (notes, transcripts) split into chunks; a chunk is at most one unit.
     max_unit_chars: int = Field(2000, ge=100, description="longer messages are split into chunks of this size")
-    # Which kinds of named thing become graph entities; a domain may add or drop kinds (say, no LANGUAGE).
+    # Which kinds of named thing become graph entities; a domain may add or drop kinds (say, no LANGUAGE). PET is
+    # not spaCy's: a name after a pet noun ("our dog Biscuit") gets it from the sentence.
     ner_labels: list[str] = Field(
         default_factory=lambda: [
-            "PERSON", "ORG", "GPE", "LOC", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "NORP", "LANGUAGE",
+            "PERSON", "PET", "ORG", "GPE", "LOC", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "NORP", "LANGUAGE",
         ]
     )
 

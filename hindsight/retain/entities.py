@@ -10,6 +10,7 @@ alias; keep `cooccurring` and `context` as `normalize_name(clean_mention(text))`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -18,8 +19,9 @@ from rapidfuzz import fuzz
 
 from hindsight.config import EntityConfig
 from hindsight.models import EntityCandidate, EntityMention
-from hindsight.names import NameKey, blocking_keys, clean_mention, name_key, normalize_name
+from hindsight.names import NameKey, blocking_keys, clean_mention, initials, name_key, normalize_name
 from hindsight.nicknames import GIVEN_NAMES, NICKNAMES
+from hindsight.retain.entity_words import DESIGNATORS
 
 __all__ = ["EntityResolver", "Resolution", "blocking_keys", "clean_mention", "normalize_name"]
 
@@ -30,8 +32,10 @@ NICK_SIBLING_SCORE = 0.9  # two nicknames of one name ("Bobby" ~ "Bob"): plausib
 FUZZY_MIN_LEN = 6  # one edit in a shorter name makes another name (Tom/Tim, Anna/Hanna)
 _EPS = 1e-9
 _PAIR_CACHE_MAX = 1 << 16
-# spaCy tags the same place GPE or LOC depending on context; other labels must agree.
+# spaCy tags the same place GPE or LOC depending on context, and a building or a business (a hospital, a park, a
+# restaurant) FAC, LOC or ORG; other labels must agree.
 _LABEL_GROUP = {"GPE": "PLACE", "LOC": "PLACE"}
+_COMPATIBLE_GROUPS = frozenset({frozenset({"FAC", "PLACE"}), frozenset({"FAC", "ORG"})})
 
 
 @dataclass
@@ -107,6 +111,9 @@ def _form_score(m: tuple[str, ...], f: tuple[str, ...], gate: float) -> tuple[fl
         else:
             return 0.0, False
     if first == 0:
+        if last == len(short) - 1 and all(t in DESIGNATORS for t in long_[len(short):]):
+            # "Northwind" ~ "Northwind Labs": the same name, but not literally, so the labels must agree.
+            return low, False
         return PREFIX_SCORE * low, literal
     if last == len(long_) - 1:
         return SURNAME_SCORE * low, literal
@@ -122,6 +129,20 @@ def _match(mkey: NameKey, form: str, gate: float) -> tuple[float, bool, bool]:
     if fkey.joined == mkey.joined or (mkey.compact and fkey.compact == mkey.compact):
         return 1.0, True, full
     return (*_form_score(mkey.tokens, fkey.tokens, gate), full)
+
+
+_ACRONYM = re.compile(r"[A-Z]{2,6}")
+
+
+def _acronym(mention: str, cand: EntityCandidate) -> bool:
+    """Whether an all-capitals mention spells the initials of one of the candidate's names, or the mention's
+    initials spell one written in capitals ("USF" ~ "University of South Florida")."""
+    text = mention.strip()
+    forms = (cand.name, *cand.aliases)
+    if _ACRONYM.fullmatch(text):
+        return any(initials(f) == text.lower() for f in forms)
+    short = initials(text)
+    return len(short) > 1 and any(_ACRONYM.fullmatch(f.strip()) and f.strip().lower() == short for f in forms)
 
 
 def _aware(value: datetime) -> datetime:
@@ -223,8 +244,13 @@ class EntityResolver:
         best_rank: tuple[int, bool, float, float, bool, float] = (-1, False, 0.0, 0.0, False, 0.0)
         for cand in candidates:
             cgroup = _label_group(cand.label)
-            compatible = not (group and cgroup and group != cgroup)  # an unknown label fits anything
+            # An unknown label fits anything.
+            compatible = not group or not cgroup or group == cgroup or frozenset({group, cgroup}) in _COMPATIBLE_GROUPS
             string, literal = self._string_score(key, cand, table)
+            if string >= 1.0 and not literal and group == "PLACE":
+                continue  # a city names many things after it: "Boston" is not "Boston Airport"
+            if string <= 0.0 and _acronym(mention.text, cand):
+                string, literal = 1.0, False
             if string <= 0.0 or not (compatible or (literal and string >= 1.0)):
                 continue
             # sim_co: share of this unit's other entities already seen with the candidate.

