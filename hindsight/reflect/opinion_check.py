@@ -12,9 +12,18 @@ copied word for word. A candidate is rejected, with the first reason that applie
 - `not_first_person`: does not speak as the bank (no "I", "my", "me"): a restatement of facts, not its judgment.
   Unless the answer says it in the first person: small models take the "I think" off when they extract the opinion
   of an answer that reads "I think Priya is a good coach [2]." Then the candidate is kept in the answer's words
-  ("I think Priya is a good coach."), stance included (an answer's "I doubt ..." stays a doubt).
+  ("I think Priya is a good coach."), stance included (an answer's "I doubt ..." stays a doubt);
+- `factual_claim`: is a claim of fact, however hedged ("I believe Danny lives in Portland"), not a judgment
+  (hindsight/reflect/judgment.py);
+- `uncited`: cites none of the memories the model was handed. Its `sources` count only where they number one of
+  them; without such a number of its own, a candidate rests on the memories its answer cites. A candidate that cites
+  nothing is rejected rather than stored at the lowest confidence: a stored opinion comes back in later answers as the
+  bank's own view, so an uncited one would turn the answer's guess into memory; and an opinion is tied to the input
+  only through its evidence (forgetting a fact drops or cleans what was derived from it), so one without evidence
+  could never be forgotten with the facts it came from.
 
-The rules look at the form of a sentence only (general English, nothing tuned to a data set). A third-person
+The rules look at the form of a sentence and at the numbers it cites only (general English, nothing tuned to a data
+set). A third-person
 evaluation that the answer does not voice as the bank's ("Denver suits Maya") is rejected: the prompt asks for
 "I think ...", and the form cannot tell whose view it is. Someone else's not knowing ("I think Maya does not know what
 she wants") is a judgment and stays.
@@ -25,9 +34,11 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from hindsight.llm.base import is_refusal
 from hindsight.models import MemoryUnit, Network
+from hindsight.reflect.judgment import is_judgment
 from hindsight.reflect.schemas import OpinionOut
 from hindsight.reflect.types import RejectedOpinion, RejectReason
 
@@ -84,6 +95,14 @@ _FILLER = frozenset({
 _MIN_COPY_WORDS = 4  # shorter spans ("I think so") are common phrases, not copies
 
 
+@dataclass
+class CitedOpinion:
+    """A candidate that is an opinion, with the memories it cites."""
+
+    opinion: OpinionOut
+    sources: list[MemoryUnit]
+
+
 def _plain(text: str) -> str:
     return text.replace("\u2019", "'").replace("\u2018", "'").strip().strip("\"'").strip()
 
@@ -117,6 +136,8 @@ def rejection(text: str, query: str, evidence_texts: Sequence[str]) -> RejectRea
         return RejectReason.COPIES_EVIDENCE
     if not _FIRST_PERSON.search(plain):
         return RejectReason.NOT_FIRST_PERSON
+    if not is_judgment(plain):
+        return RejectReason.FACTUAL_CLAIM
     return None
 
 
@@ -136,22 +157,43 @@ def voiced(text: str, answer: str) -> str | None:
     return None
 
 
+def cited_evidence(
+    candidate: OpinionOut, evidence: Sequence[MemoryUnit], answer_cited: Sequence[str]
+) -> list[MemoryUnit]:
+    """The memories a candidate cites: those its `sources` number (1-based, as the model was handed them), else those
+    its answer cites (`answer_cited`: unit ids); numbers that name no memory do not count."""
+    own = [evidence[n - 1] for n in dict.fromkeys(candidate.sources) if 1 <= n <= len(evidence)]
+    if own:
+        return own
+    by_id = {u.id: u for u in evidence}
+    return [by_id[i] for i in answer_cited if i in by_id]
+
+
 def check_opinions(
-    candidates: Sequence[OpinionOut], query: str, answer: str, evidence: Sequence[MemoryUnit]
-) -> tuple[list[OpinionOut], list[RejectedOpinion]]:
-    """The candidates that are opinions (a third-person one that the answer voices in the first person, in the
-    answer's words), and the rejected ones with their reasons (logged, without their text). A candidate may repeat
-    one of the bank's own opinions: that is a judgment, reaffirmed, not a copy of a fact."""
+    candidates: Sequence[OpinionOut],
+    query: str,
+    answer: str,
+    evidence: Sequence[MemoryUnit],
+    answer_cited: Sequence[str],
+) -> tuple[list[CitedOpinion], list[RejectedOpinion]]:
+    """The candidates that are opinions, with the memories they cite (a third-person one that the answer voices in the
+    first person is kept in the answer's words), and the rejected ones with their reasons (logged, without their
+    text). A candidate may repeat one of the bank's own opinions: that is a judgment, reaffirmed, not a copy of a
+    fact."""
     facts = [u.text for u in evidence if u.network != Network.OPINION]
-    kept: list[OpinionOut] = []
+    kept: list[CitedOpinion] = []
     rejected: list[RejectedOpinion] = []
     for candidate in candidates:
         reason = rejection(candidate.opinion, query, facts)
         said = voiced(candidate.opinion, answer) if reason is RejectReason.NOT_FIRST_PERSON else None
         if said is not None:
-            reason, candidate = None, candidate.model_copy(update={"opinion": said})
+            candidate = candidate.model_copy(update={"opinion": said})
+            reason = None if is_judgment(said) else RejectReason.FACTUAL_CLAIM
+        sources = cited_evidence(candidate, evidence, answer_cited) if reason is None else []
+        if reason is None and not sources:
+            reason = RejectReason.UNCITED
         if reason is None:
-            kept.append(candidate)
+            kept.append(CitedOpinion(candidate, sources))
             continue
         rejected.append(RejectedOpinion(text=candidate.opinion, reason=reason))
         log.info(

@@ -24,16 +24,19 @@ Answer the question from your memories below, as yourself. Each memory has a num
 - Be brief: a few sentences."""
 
 OPINION_RULES = """\
-Read your answer below and write down the opinions it shows: your own judgments, beliefs or preferences.
-Each opinion is your view in one sentence that starts with "I" ("I think ...", "I believe ...", "I would ...").
-Not an opinion: a fact repeated from memory, what the memories say, a question, or that you do not know.
+Read your answer below and write down the opinions it shows: your own judgments of what is good or bad, right or
+wrong, wise or worth it, what someone should do, or what you prefer.
+Each opinion is one sentence that starts with "I" and judges ("I think the move was good for her.", "I think he should
+wait a year.").
+Not an opinion: a fact, even one you believe ("I believe she lives in Lisbon." is a fact), what the memories say, a
+question, or that you do not know.
 For each opinion give:
-- opinion: your view, one sentence starting with "I".
+- opinion: your judgment, one sentence starting with "I".
 - reasoning: why you hold it, in one sentence.
-- confidence: from 0.0 (a guess) to 1.0 (certain), how strongly you hold it given the evidence and who you are.
+- sources: the numbers of the memories that support it, as cited in your answer, like [1, 3].
 - entities: names of the people, places or things it is about.
 At most {max_opinions} opinions. If the answer holds no opinion, reply {{"opinions": []}}.
-Reply with JSON only, in this form: {{"opinions": [{{"opinion": "I think ...", "reasoning": "...", "confidence": 0.7,
+Reply with JSON only, in this form: {{"opinions": [{{"opinion": "I think ...", "reasoning": "...", "sources": [1],
 "entities": ["..."]}}]}}"""
 
 ASSESS_RULES = """\
@@ -84,10 +87,14 @@ def answer_messages(identity: str, query: str, memories: Sequence[str], query_ti
     return [ChatMessage("system", f"{identity}\n\n{ANSWER_RULES}"), ChatMessage("user", user)]
 
 
-def opinion_messages(identity: str, query: str, answer: str, max_opinions: int) -> list[ChatMessage]:
+def opinion_messages(
+    identity: str, query: str, answer: str, memories: Sequence[str], max_opinions: int
+) -> list[ChatMessage]:
+    """System: identity and rules; user: the numbered memories the answer was given, the question and the answer."""
     rules = OPINION_RULES.format(max_opinions=max_opinions)
+    listed = "\n".join(memories) if memories else "(no memories)"
     return [ChatMessage("system", f"{identity}\n\n{rules}"),
-            ChatMessage("user", f"Question: {query}\n\nYour answer: {answer}")]
+            ChatMessage("user", f"Memories:\n{listed}\n\nQuestion: {query}\n\nYour answer: {answer}")]
 
 
 def assess_messages(opinion: MemoryUnit, facts: Sequence[MemoryUnit]) -> list[ChatMessage]:
