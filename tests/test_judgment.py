@@ -61,6 +61,7 @@ def test_judgments(text: str) -> None:
         "I think Omar lives in Leeds and should move.",  # a fact coordinated with a judgment
         "I think Omar is training for the best race of the year.",  # the evaluation is not the predicate
         "I think Omar works out at the gym on Mondays.",
+        "I think the move was good for Omar. He starts at the depot on March 4.",  # each sentence counts
     ],
 )
 def test_claims_of_fact(text: str) -> None:

@@ -9,7 +9,14 @@ from datetime import datetime, timezone
 import pytest
 
 from hindsight.models import MemoryUnit, Network, Source
-from hindsight.reflect.opinion_check import check_opinions, cited_evidence, rejection, states_not_knowing, voiced
+from hindsight.reflect.opinion_check import (
+    check_opinions,
+    cited_evidence,
+    rejection,
+    states_not_knowing,
+    supported,
+    voiced,
+)
 from hindsight.reflect.schemas import OpinionOut
 from hindsight.reflect.types import RejectReason
 
@@ -200,3 +207,26 @@ def test_cited_evidence_takes_valid_numbers_else_the_answers_citations() -> None
     assert cited_evidence(OpinionOut(opinion="I think so and so.", sources=[3, 1, 3]), evidence, [b.id]) == [c, a]
     assert cited_evidence(OpinionOut(opinion="I think so and so.", sources=[0, 4]), evidence, [b.id]) == [b]
     assert cited_evidence(OpinionOut(opinion="I think so and so."), evidence, ["gone"]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I think the running club is good for Maya.", True),
+        ("I think running with others keeps Maya going.", True),  # "running" and "run" share a stem
+        ("I think the move was good for her.", False),  # about nothing the memory mentions: a copied example
+        ("I think Maya should join the Rainier Runners instead.", False),  # a club no memory or question names
+        ("I think Maya should stay in Denver.", True),  # Denver is in the question
+        ("I think it is good.", True),  # nothing to check; other rules judge such a candidate
+    ],
+)
+def test_an_opinion_is_supported_when_its_cited_memories_bear_on_it(text: str, expected: bool) -> None:
+    cited = [_unit("Maya: I run with the Boulder running club on Sundays.", Network.EXPERIENCE)]
+    assert supported(text, QUERY, cited) is expected
+
+
+def test_a_candidate_whose_citations_do_not_bear_on_it_is_rejected_as_unsupported() -> None:
+    evidence = [_unit(EVIDENCE[1], Network.WORLD)]
+    copied = OpinionOut(opinion="I think [a choice] was good for [someone].", sources=[1])
+    kept, rejected = check_opinions([copied], QUERY, "I think so [1].", evidence, [])
+    assert kept == [] and [r.reason for r in rejected] == [RejectReason.UNSUPPORTED]

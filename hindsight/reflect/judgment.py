@@ -20,7 +20,8 @@ model is. In order:
    linking verb ("was good", "is a smart move", "would be too much"); an evaluative word before a decision noun
    ("the right call", "the best option"); or an evaluative verb or phrase ("suits", "deserves", "paid off",
    "worth it", "makes sense", "doing well"). Capitalised words inside the sentence are names ("Good Foods"), and
-   idioms are not evaluations ("best friend", "right there").
+   idioms are not evaluations ("best friend", "right there"). Each sentence of a candidate is held to this: "I think
+   the move was good. He starts on March 4." carries a claim of fact.
 
 A judgment that a weak model phrases without any of these marks is rejected: a lost opinion costs less than a claim of
 fact stored as the bank's belief.
@@ -30,8 +31,9 @@ from __future__ import annotations
 
 import re
 
+# Words that evaluate, in general English (also what opinion_check.py sets aside to find what an opinion is about).
 # fmt: off
-_EVALUATIVE = frozenset({
+EVALUATIVE = frozenset({
     "good", "great", "bad", "better", "best", "worse", "worst", "excellent", "terrible", "awful", "poor", "wonderful",
     "fantastic", "ideal", "perfect", "right", "wrong", "wise", "wiser", "unwise", "smart", "smarter", "clever",
     "foolish", "silly", "sensible", "reasonable", "unreasonable", "sound", "solid", "strong", "stronger", "weak",
@@ -135,6 +137,7 @@ _CONTRACTIONS = (
     (r"\bi'm\b", "i am"), (r"\b(i|we)'d\b", r"\1 would"), (r"\b(it|that|he|she|there)'s\b", r"\1 is"),
     (r"\bcan't\b", "cannot"), (r"n't\b", " not"), (r"'re\b", " are"), (r"'ve\b", " have"), (r"'ll\b", " will"),
 )  # fmt: skip
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z])")
 _TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?|\d[\d:.,]*|[^\sA-Za-z\d]")
 
 
@@ -178,21 +181,27 @@ def _evaluates(clause: str, names: frozenset[str], small_clause: bool = False) -
     if _MARKS.search(clause):
         return True
     words = [w for w in _TOKEN.findall(clause) if w[0].isalpha()]
-    if small_clause and any(w in _EVALUATIVE and w not in names for w in words):
+    if small_clause and any(w in EVALUATIVE and w not in names for w in words):
         return True
     for i, word in enumerate(words):
         if word not in _LINKING:
             continue
         for after in words[i + 1 : i + 1 + _WINDOW]:
-            if after in _EVALUATIVE and after not in names:
+            if after in EVALUATIVE and after not in names:
                 return True
             if after not in _BETWEEN:
                 break
-    return any(m.group(1) in _EVALUATIVE and m.group(1) not in names for m in _BEFORE_DECISION.finditer(clause))
+    return any(m.group(1) in EVALUATIVE and m.group(1) not in names for m in _BEFORE_DECISION.finditer(clause))
 
 
 def is_judgment(text: str) -> bool:
-    """True when the candidate's main statement is a judgment, False for a claim of fact (the module docstring)."""
+    """True when the candidate's main statement is a judgment, False for a claim of fact (the module docstring). Each
+    sentence of a longer candidate is a main statement of its own."""
+    sentences = [s for s in _SENTENCE.split(text.strip()) if s.strip()]
+    return bool(sentences) and all(_judges(s) for s in sentences)
+
+
+def _judges(text: str) -> bool:
     statement = _normalised(text)
     if _OWN_VIEW.match(statement) or _WOULD_DO.match(statement):
         return True

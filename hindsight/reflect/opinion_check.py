@@ -20,7 +20,11 @@ copied word for word. A candidate is rejected, with the first reason that applie
   nothing is rejected rather than stored at the lowest confidence: a stored opinion comes back in later answers as the
   bank's own view, so an uncited one would turn the answer's guess into memory; and an opinion is tied to the input
   only through its evidence (forgetting a fact drops or cleans what was derived from it), so one without evidence
-  could never be forgotten with the facts it came from.
+  could never be forgotten with the facts it came from;
+- `unsupported`: its cited memories do not bear on it: none of them mentions what it is about (a word of it other
+  than stance, evaluation and function words, compared by stem), or it names someone or something (a capitalised
+  word) that neither they nor the question mention. A small model copies the prompt's example into an opinion about
+  something else, or names a club that never appears; citing a memory does not make either the bank's judgment.
 
 The rules look at the form of a sentence and at the numbers it cites only (general English, nothing tuned to a data
 set). A third-person
@@ -38,7 +42,7 @@ from dataclasses import dataclass
 
 from hindsight.llm.base import is_refusal
 from hindsight.models import MemoryUnit, Network
-from hindsight.reflect.judgment import is_judgment
+from hindsight.reflect.judgment import EVALUATIVE, is_judgment
 from hindsight.reflect.schemas import OpinionOut
 from hindsight.reflect.types import RejectedOpinion, RejectReason
 
@@ -93,6 +97,20 @@ _FILLER = frozenset({
 })
 # fmt: on
 _MIN_COPY_WORDS = 4  # shorter spans ("I think so") are common phrases, not copies
+# Words that say nothing about what an opinion is about: function words, pronouns and stance verbs (with _FILLER and
+# the evaluative words).
+# fmt: off
+_NOT_TOPIC = _FILLER | EVALUATIVE | frozenset({
+    "the", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "by", "from", "about", "as", "into",
+    "than", "then", "these", "those", "its", "been", "being", "have", "has", "had", "may", "might", "must", "shall",
+    "more", "most", "less", "much", "many", "some", "any", "all", "each", "every", "other", "own", "same", "such",
+    "only", "even", "still", "yet", "now", "here", "there", "when", "where", "why", "how", "what", "which", "who",
+    "whom", "whose", "if", "because", "while", "although", "though", "he", "she", "they", "him", "her", "them", "his",
+    "hers", "their", "we", "us", "our", "you", "your", "mine", "way", "thing", "things", "one", "lot", "bit", "get",
+    "got", "make", "made", "like", "just", "doubt", "expect", "consider", "find", "someone", "something",
+})
+# fmt: on
+_SUFFIXES = ("ing", "ed", "es", "s", "e")
 
 
 @dataclass
@@ -169,6 +187,32 @@ def cited_evidence(
     return [by_id[i] for i in answer_cited if i in by_id]
 
 
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _mentions(stems: set[str], word: str) -> bool:
+    """Whether a word of the candidate is among the stems ("moving" and "moved", "run" and "running")."""
+    stem = _stem(word)
+    return any(s.startswith(stem) or stem.startswith(s) for s in stems if len(s) >= 3 and len(stem) >= 3)
+
+
+def supported(text: str, query: str, sources: Sequence[MemoryUnit]) -> bool:
+    """Whether the cited memories bear on a candidate: one of them mentions what it is about, and every name it uses
+    is in them or in the question (the module docstring, `unsupported`)."""
+    cited = {_stem(w) for u in sources for w in _words(u.text)}
+    topic = [w for w in _words(text) if len(w) >= 3 and w not in _NOT_TOPIC]
+    if topic and not any(_mentions(cited, w) for w in topic):
+        return False
+    known = cited | {_stem(w) for w in _words(query)}
+    capitalised = [w.lower() for w in _WORD.findall(_plain(text))[1:] if w[0].isupper()]
+    names = [w for w in capitalised if w.split("'")[0] not in _NOT_TOPIC]  # not "I'm", nor "He" after a full stop
+    return all(_mentions(known, n) for n in names)
+
+
 def check_opinions(
     candidates: Sequence[OpinionOut],
     query: str,
@@ -192,6 +236,8 @@ def check_opinions(
         sources = cited_evidence(candidate, evidence, answer_cited) if reason is None else []
         if reason is None and not sources:
             reason = RejectReason.UNCITED
+        elif reason is None and not supported(candidate.opinion, query, sources):
+            reason = RejectReason.UNSUPPORTED
         if reason is None:
             kept.append(CitedOpinion(candidate, sources))
             continue

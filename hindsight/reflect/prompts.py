@@ -26,8 +26,8 @@ Answer the question from your memories below, as yourself. Each memory has a num
 OPINION_RULES = """\
 Read your answer below and write down the opinions it shows: your own judgments of what is good or bad, right or
 wrong, wise or worth it, what someone should do, or what you prefer.
-Each opinion is one sentence that starts with "I" and judges ("I think the move was good for her.", "I think he should
-wait a year.").
+Each opinion is one sentence that starts with "I" and judges, like "I think [a choice] was good for [someone]." or
+"I think [someone] should [do something].".
 Not an opinion: a fact, even one you believe ("I believe she lives in Lisbon." is a fact), what the memories say, a
 question, or that you do not know.
 For each opinion give:

@@ -39,6 +39,7 @@ class RejectReason(str, Enum):
     NOT_FIRST_PERSON = "not_first_person"
     FACTUAL_CLAIM = "factual_claim"
     UNCITED = "uncited"
+    UNSUPPORTED = "unsupported"
 
 
 class RejectedOpinion(BaseModel):
