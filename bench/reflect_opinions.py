@@ -10,9 +10,9 @@ the default reflect settings, on a fresh copy of the conversation's bank, so an 
 not feed the next. The model is loaded once, with the given sampling seed.
 
 Per answer: the answer, the candidates kept (text, confidence, cited memories) and rejected (text, reason). The
-summary: opinions stored, candidates rejected by reason (`factual_claim`, `uncited`, ...), stored opinions without
-evidence (the rule says none), and the distribution of the stored confidences. Every candidate is listed with the
-classifier's verdict, for labelling by hand.
+summary: opinions stored, candidates rejected by reason (`factual_claim`, `uncited`, `unsupported`, ...), stored
+opinions without evidence (the rule says none), and the distribution of the stored confidences. Every candidate is
+listed with the classifier's verdict, for labelling by hand.
 
 Resumable: with --json, the answers already in the file (same model, seed and code) are kept and only the rest asked;
 the file is rewritten after each answer. Nothing here is timed.
@@ -88,6 +88,7 @@ def summary(answers: list[dict[str, Any]]) -> dict[str, Any]:
         "opinions_stored": len(stored),
         "factual_claims_rejected": reasons.get("factual_claim", 0),
         "uncited_rejected": reasons.get("uncited", 0),
+        "unsupported_rejected": reasons.get("unsupported", 0),  # cited memories that do not bear on it
         "stored_without_evidence": sum(o["evidence"] == 0 for o in stored),
         "rejected_by_reason": dict(sorted(reasons.items())),
         "confidence_distribution": {f"{c:.2f}": n for c, n in sorted(Counter(o["confidence"] for o in stored).items())},

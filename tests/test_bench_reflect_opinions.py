@@ -26,6 +26,7 @@ def test_summary_counts_stored_rejected_and_the_confidence_distribution() -> Non
         "opinions_stored": 3,
         "factual_claims_rejected": 1,
         "uncited_rejected": 1,
+        "unsupported_rejected": 0,
         "stored_without_evidence": 0,
         "rejected_by_reason": {"factual_claim": 1, "not_first_person": 1, "uncited": 1},
         "confidence_distribution": {"0.50": 1, "0.60": 2},
