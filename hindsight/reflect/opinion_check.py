@@ -1,11 +1,11 @@
 """Which extracted opinion candidates are opinions at all, before any is stored.
 
-An opinion is a first-person judgment or belief of the bank (paper appendix A.5). Small models also hand back, as
+An opinion is a first-person judgment of the bank (paper appendix A.5). Small models also hand back, as
 "opinions", a statement that they do not know, the question itself, a fact restated in the third person, or a memory
 copied word for word. A candidate is rejected, with the first reason that applies, when it:
 
 - `not_knowing`: is a refusal, or says that the bank does not know or has no information (about its own knowledge,
-  not about the world: "there is no evidence that the supplement works" is a judgment and stays);
+  not about the world: "there is no evidence that the supplement works" is a claim about the world, judged below);
 - `question`: asks a question, or repeats the query;
 - `empty`: says nothing beyond stance and filler words ("I think so.", "I agree."), or that it holds no opinion;
 - `copies_evidence`: is, once case, spacing and punctuation are set aside, a word-for-word span of one evidence unit;
@@ -26,11 +26,10 @@ copied word for word. A candidate is rejected, with the first reason that applie
   word) that neither they nor the question mention. A small model copies the prompt's example into an opinion about
   something else, or names a club that never appears; citing a memory does not make either the bank's judgment.
 
-The rules look at the form of a sentence and at the numbers it cites only (general English, nothing tuned to a data
-set). A third-person
-evaluation that the answer does not voice as the bank's ("Denver suits Maya") is rejected: the prompt asks for
-"I think ...", and the form cannot tell whose view it is. Someone else's not knowing ("I think Maya does not know what
-she wants") is a judgment and stays.
+The rules look at the form of a sentence and at the memories it cites only (general English, nothing tuned to a data
+set). A third-person evaluation that the answer does not voice as the bank's ("Denver suits Maya") is rejected: the
+prompt asks for "I think ...", and the form cannot tell whose view it is. Someone else's not knowing ("I think Maya
+does not know what she wants") is not the bank's: it is a claim of fact.
 """
 
 from __future__ import annotations
