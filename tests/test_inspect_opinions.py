@@ -24,7 +24,7 @@ from tests.fake_llm import FakeScriptedLLM
 
 SETTLING = "I think Alice is settling in well at Google."
 REVISED = "I think Google was the wrong place for Alice."
-QUIET = "I think a cat is good company for anyone."
+QUIET = "I think a new job and a cat are good for anyone."
 
 
 def _verdict(verdict: str, reason: str, revised: str | None = None) -> str:
@@ -157,7 +157,7 @@ def test_tables_render(bank: Bank) -> None:
     assert "0.60 -> 0.70" in text and "0.70 -> 0.50" in text and "contradict" in text
     assert "2024-09-01 Alice quit Google" in text
     assert f"revised to: {REVISED}" in text
-    assert "recorded changes" in text and "0.60 I think a cat is good company" in text
+    assert "recorded changes" in text and "0.60 I think a new job and a cat" in text
 
 
 def test_plot_writes_png_and_svg(bank: Bank, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from hindsight.reflect.opinion_check import (
     cited_evidence,
     rejection,
     states_not_knowing,
-    supported,
+    supporting,
     voiced,
 )
 from hindsight.reflect.schemas import OpinionOut
@@ -161,6 +161,7 @@ def test_check_keeps_opinions_in_order_with_their_citations_and_reports_rejectio
         OpinionOut(opinion="Boulder is close to Denver."),
         OpinionOut(opinion="The club is good for Maya"),
         OpinionOut(opinion="I believe Maya trains in Boulder.", sources=[1]),
+        OpinionOut(opinion="I think Denver suits Maya", sources=[1]),  # a repeat (case and punctuation aside)
     ]
     answer = "I do not know much [1]. I think the club is good for Maya [1]."
     with caplog.at_level(logging.INFO, logger="hindsight.reflect.opinion_check"):
@@ -222,7 +223,13 @@ def test_cited_evidence_takes_valid_numbers_else_the_answers_citations() -> None
 )
 def test_an_opinion_is_supported_when_its_cited_memories_bear_on_it(text: str, expected: bool) -> None:
     cited = [_unit("Maya: I run with the Boulder running club on Sundays.", Network.EXPERIENCE)]
-    assert supported(text, QUERY, cited) is expected
+    assert bool(supporting(text, QUERY, cited)) is expected
+
+
+def test_the_evidence_of_an_opinion_is_the_cited_memories_that_bear_on_it() -> None:
+    club, coach, job = (_unit(t, Network.WORLD) for t in (
+        "Maya runs with a club in Boulder.", "Priya coaches Maya twice a week.", "Ava started a job at a bakery."))
+    assert supporting("I think the club in Boulder is good for Maya.", QUERY, [club, coach, job]) == [club, coach]
 
 
 def test_a_candidate_whose_citations_do_not_bear_on_it_is_rejected_as_unsupported() -> None:

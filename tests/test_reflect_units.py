@@ -171,6 +171,7 @@ def test_opinion_prompt_asks_for_first_person_sentences_and_says_what_is_no_opin
     assert 'starts with "I"' in system.content and '"opinion": "I think ..."' in system.content
     assert "question, or that you do not know" in system.content and "At most 2 opinions" in system.content
     assert "a fact, even one you believe" in system.content and '"sources": [1]' in system.content
+    assert system.content.index('"sources"') < system.content.index('"reasoning"')  # cited before a long reasoning
     assert "confidence" not in system.content  # the engine derives it from the cited memories
     assert user.content == ("Memories:\n[1] (world) DuckDB ran ten times faster.\n[2] (world) Maya uses Postgres."
                             "\n\nQuestion: Should Maya use DuckDB?\n\nYour answer: I think she should [1].")

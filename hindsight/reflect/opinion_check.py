@@ -25,6 +25,8 @@ copied word for word. A candidate is rejected, with the first reason that applie
   than stance, evaluation and function words, compared by stem), or it names someone or something (a capitalised
   word) that neither they nor the question mention. A small model copies the prompt's example into an opinion about
   something else, or names a club that never appears; citing a memory does not make either the bank's judgment.
+  A kept opinion's evidence is the cited memories that bear on it: a model that cites every memory it was handed
+  gains nothing by it.
 
 The rules look at the form of a sentence and at the memories it cites only (general English, nothing tuned to a data
 set). A third-person evaluation that the answer does not voice as the bank's ("Denver suits Maya") is rejected: the
@@ -199,17 +201,18 @@ def _mentions(stems: set[str], word: str) -> bool:
     return any(s.startswith(stem) or stem.startswith(s) for s in stems if len(s) >= 3 and len(stem) >= 3)
 
 
-def supported(text: str, query: str, sources: Sequence[MemoryUnit]) -> bool:
-    """Whether the cited memories bear on a candidate: one of them mentions what it is about, and every name it uses
-    is in them or in the question (the module docstring, `unsupported`)."""
-    cited = {_stem(w) for u in sources for w in _words(u.text)}
-    topic = [w for w in _words(text) if len(w) >= 3 and w not in _NOT_TOPIC]
-    if topic and not any(_mentions(cited, w) for w in topic):
-        return False
-    known = cited | {_stem(w) for w in _words(query)}
+def supporting(text: str, query: str, sources: Sequence[MemoryUnit]) -> list[MemoryUnit]:
+    """The cited memories that bear on a candidate: those that mention what it is about (all of them when it is about
+    nothing in particular); none when it names what neither they nor the question mention (the module docstring,
+    `unsupported`)."""
+    stems = [{_stem(w) for w in _words(u.text)} for u in sources]
+    known = set().union(*stems, {_stem(w) for w in _words(query)})
     capitalised = [w.lower() for w in _WORD.findall(_plain(text))[1:] if w[0].isupper()]
     names = [w for w in capitalised if w.split("'")[0] not in _NOT_TOPIC]  # not "I'm", nor "He" after a full stop
-    return all(_mentions(known, n) for n in names)
+    if not all(_mentions(known, n) for n in names):
+        return []
+    topic = [w for w in _words(text) if len(w) >= 3 and w not in _NOT_TOPIC]
+    return [u for u, s in zip(sources, stems, strict=True) if not topic or any(_mentions(s, w) for w in topic)]
 
 
 def check_opinions(
@@ -226,16 +229,21 @@ def check_opinions(
     facts = [u.text for u in evidence if u.network != Network.OPINION]
     kept: list[CitedOpinion] = []
     rejected: list[RejectedOpinion] = []
+    seen: set[tuple[str, ...]] = set()
     for candidate in candidates:
+        if tuple(_words(candidate.opinion)) in seen:
+            continue  # a small model repeats one candidate to fill the list: one judgment, weighed once
+        seen.add(tuple(_words(candidate.opinion)))
         reason = rejection(candidate.opinion, query, facts)
         said = voiced(candidate.opinion, answer) if reason is RejectReason.NOT_FIRST_PERSON else None
         if said is not None:
             candidate = candidate.model_copy(update={"opinion": said})
             reason = None if is_judgment(said) else RejectReason.FACTUAL_CLAIM
-        sources = cited_evidence(candidate, evidence, answer_cited) if reason is None else []
-        if reason is None and not sources:
+        cited = cited_evidence(candidate, evidence, answer_cited) if reason is None else []
+        sources = supporting(candidate.opinion, query, cited)
+        if reason is None and not cited:
             reason = RejectReason.UNCITED
-        elif reason is None and not supported(candidate.opinion, query, sources):
+        elif reason is None and not sources:
             reason = RejectReason.UNSUPPORTED
         if reason is None:
             kept.append(CitedOpinion(candidate, sources))

@@ -5,13 +5,13 @@ An opinion is a unit of the opinion network with a confidence in [0, 1], linked 
 the evidence it was formed from; every change of it is an `OpinionEvent` in its history.
 
 Its first confidence is not the model's say (small models answer 0.9 or 1.0 for anything) but
-`min(0.4 + alpha * k, 0.8)`: k is the number of distinct memories it cites that are not opinions (facts, experiences,
-observations), and alpha is `reflect.reinforce.alpha`, so each cited memory counts as one reinforcing fact would. One
-cited fact makes 0.5; an opinion that cites only the bank's other opinions starts below even odds, at 0.4. The cap
-keeps certainty for later: one reflect's evidence comes from one recall, and the answer model may cite generously;
-above 0.8 an opinion has to climb by the update rule, as facts retained later reinforce it. An opinion that restates
-a held one reinforces it (one step of the rule) only with cited facts the held opinion has not weighed yet: asking the
-same question again is no new evidence.
+`min(0.4 + alpha * k, 0.8)`: k is the number of distinct memories it cites that bear on it (opinion_check.py) and are
+not opinions (facts, experiences, observations), and alpha is `reflect.reinforce.alpha`, so each counts as one
+reinforcing fact would. One such fact makes 0.5; an opinion that cites only the bank's other opinions starts below
+even odds, at 0.4. The cap keeps certainty for later: one reflect's evidence comes from one recall, and the model
+may cite generously; above 0.8 an opinion has to climb by the update rule, as facts retained later reinforce it. An
+opinion that restates a held one reinforces it (one step of the rule) only with cited facts the held opinion has not
+weighed yet: asking the same question again is no new evidence.
 """
 
 from __future__ import annotations

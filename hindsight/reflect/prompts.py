@@ -32,11 +32,11 @@ Not an opinion: a fact, even one you believe ("I believe she lives in Lisbon." i
 question, or that you do not know.
 For each opinion give:
 - opinion: your judgment, one sentence starting with "I".
+- sources: the numbers of the memories that support it, like [1, 3]. An opinion that no memory supports is not yours.
 - reasoning: why you hold it, in one sentence.
-- sources: the numbers of the memories that support it, as cited in your answer, like [1, 3].
 - entities: names of the people, places or things it is about.
 At most {max_opinions} opinions. If the answer holds no opinion, reply {{"opinions": []}}.
-Reply with JSON only, in this form: {{"opinions": [{{"opinion": "I think ...", "reasoning": "...", "sources": [1],
+Reply with JSON only, in this form: {{"opinions": [{{"opinion": "I think ...", "sources": [1], "reasoning": "...",
 "entities": ["..."]}}]}}"""
 
 ASSESS_RULES = """\

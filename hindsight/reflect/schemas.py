@@ -70,11 +70,13 @@ class OpinionOut(_Lenient):
 
     opinion: str = Field(min_length=3, validation_alias=AliasChoices("opinion", "text", "statement"),
                          json_schema_extra=_OPINION_SCHEMA)
-    reasoning: str = Field("", validation_alias=AliasChoices("reasoning", "reason", "why"),
-                           json_schema_extra=_OPINION_SCHEMA)
+    # Before the reasoning: a small model that fills the reasoning up to its length bound then closes the object
+    # without the fields after it.
     sources: list[int] = Field(default_factory=list,
                                validation_alias=AliasChoices("sources", "source", "citations", "memories", "evidence"),
                                json_schema_extra={"maxItems": MAX_OPINION_SOURCES})
+    reasoning: str = Field("", validation_alias=AliasChoices("reasoning", "reason", "why"),
+                           json_schema_extra=_OPINION_SCHEMA)
     entities: list[str] = Field(default_factory=list, json_schema_extra={"maxItems": MAX_OPINION_ENTITIES})
 
     @field_validator("sources", mode="before")
