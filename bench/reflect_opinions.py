@@ -15,7 +15,8 @@ opinions without evidence (the rule says none), and the distribution of the stor
 listed with the classifier's verdict, for labelling by hand.
 
 Resumable: with --json, the answers already in the file (same model, seed and code) are kept and only the rest asked;
-the file is rewritten after each answer. Nothing here is timed.
+the file is rewritten after each answer. --summarize FILE prints a file's summary as this script computes it now.
+Nothing here is timed.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ def summary(answers: list[dict[str, Any]]) -> dict[str, Any]:
         "rejected_by_reason": dict(sorted(reasons.items())),
         "confidence_distribution": {f"{c:.2f}": n for c, n in sorted(Counter(o["confidence"] for o in stored).items())},
         "opinion_errors": sum(a["opinion_error"] is not None for a in answers),
+        "prompt_tokens_per_answer": round(sum(a["prompt_tokens"] for a in answers) / max(len(answers), 1)),
         "refusing_answers": sum(a["refuses"] for a in answers),
         "candidate_texts": [c | {"judgment": is_judgment(c["text"])} for c in candidates],
     }
@@ -115,7 +117,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1, help="sampling seed of the model")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--json", type=Path, default=None, help="write the answers and the summary here (resumable)")
+    parser.add_argument("--summarize", type=Path, default=None, help="print the summary of such a file, asking nothing")
     args = parser.parse_args()
+    if args.summarize:
+        answers = json.loads(args.summarize.read_text(encoding="utf-8"))["answers"]
+        console.print({k: v for k, v in summary(answers).items() if k != "candidate_texts"})
+        return
     header = {"commit": _commit(), "model": args.model, "seed": args.seed}
     answers = _resumed(args.json, header)
     done = {(a["conversation"], a["question"]) for a in answers}

@@ -11,13 +11,13 @@ def test_summary_counts_stored_rejected_and_the_confidence_distribution() -> Non
         {"refuses": False, "opinion_error": None,
          "opinions": [{"text": "I think the move was good for him.", "confidence": 0.6, "evidence": 2}],
          "rejected": [{"text": "I believe Danny lives in Portland.", "reason": "factual_claim"},
-                      {"text": "I think he should join the club.", "reason": "uncited"}]},
+                      {"text": "I think he should join the club.", "reason": "uncited"}], "prompt_tokens": 900},
         {"refuses": True, "opinion_error": "the answer is a refusal: it shows no opinion", "opinions": [],
-         "rejected": []},
+         "rejected": [], "prompt_tokens": 500},
         {"refuses": False, "opinion_error": None,
          "opinions": [{"text": "I think he should wait.", "confidence": 0.5, "evidence": 1},
                       {"text": "I think the plan is too ambitious.", "confidence": 0.6, "evidence": 2}],
-         "rejected": [{"text": "Danny works at Cascade Cycles.", "reason": "not_first_person"}]},
+         "rejected": [{"text": "Danny works at Cascade Cycles.", "reason": "not_first_person"}], "prompt_tokens": 1000},
     ]  # fmt: skip
     got = summary(answers)
     assert {k: v for k, v in got.items() if k != "candidate_texts"} == {
@@ -32,6 +32,7 @@ def test_summary_counts_stored_rejected_and_the_confidence_distribution() -> Non
         "confidence_distribution": {"0.50": 1, "0.60": 2},
         "opinion_errors": 1,
         "refusing_answers": 1,
+        "prompt_tokens_per_answer": 800,
     }
     verdicts = {c["text"]: c["judgment"] for c in got["candidate_texts"]}
     assert verdicts["I believe Danny lives in Portland."] is False and verdicts["I think he should wait."] is True
