@@ -52,9 +52,13 @@ def _read(path: str | Path | Traversable) -> dict[str, Any]:
 def load_sample(path: str | Path | Traversable = SAMPLE_PATH) -> list[SampleSession]:
     """The sessions of a conversation file in the sample's format ({"sessions": [{id, date, messages}]}),
     messages stamped with the session date; by default the shipped sample."""
-    raw = _read(path)
+    return parse_sessions(_read(path)["sessions"])
+
+
+def parse_sessions(raw: list[dict[str, Any]]) -> list[SampleSession]:
+    """Sessions in the sample's format ([{id, date, messages}]), messages stamped with the session date."""
     sessions = []
-    for s in raw["sessions"]:
+    for s in raw:
         date = datetime.fromisoformat(s["date"])
         messages = [Message(timestamp=date, **m) for m in s["messages"]]
         sessions.append(SampleSession(id=s["id"], date=date, messages=messages))

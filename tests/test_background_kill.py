@@ -27,8 +27,8 @@ from tests.fake_llm import FakeScriptedLLM
 FULL = os.environ.get("HINDSIGHT_FULL_RELIABILITY") == "1"
 ROUNDS = 20 if FULL else 3
 OPINIONS = json.dumps({"opinions": [
-    {"opinion": "I think Alice has an active life.", "confidence": 0.5, "entities": ["Alice"]},
-    {"opinion": "I think Alice keeps good company.", "confidence": 0.5, "entities": ["Alice"]},
+    {"opinion": "I think Alice is doing well.", "entities": ["Alice"]},
+    {"opinion": "I think Alice's friends are good for her.", "entities": ["Alice"]},
 ]})  # fmt: skip
 CONFIG = {"reflect": {"work": {"background": False, "batch_size": 2}, "observations": {"min_facts": 2}}}
 

@@ -32,8 +32,8 @@ from tests.fake_llm import FakeScriptedLLM
 OBSERVED = json.dumps({"observations": [{"text": "They are busy this spring.", "sources": [1]}]})
 ANSWER = "Alice works at Google [1] and Bob works at Globex [2]."
 OPINIONS = json.dumps({"opinions": [
-    {"opinion": "I think Alice is thriving at Google.", "confidence": 0.6, "entities": ["Alice"]},
-    {"opinion": "I think Bob is thriving at Globex.", "confidence": 0.6, "entities": ["Bob"]},
+    {"opinion": "I think Alice is thriving at Google.", "entities": ["Alice"]},
+    {"opinion": "I think Bob is thriving at Globex.", "entities": ["Bob"]},
 ]})  # fmt: skip
 SUPPORTS = json.dumps({"verdict": "reinforce", "reason": "more good news"})
 
@@ -186,7 +186,8 @@ def test_reinforcement_never_weighs_a_fact_twice(memdir: Path, minilm: Embedder)
         for opinion in opinions:
             verdicts = [e.verdict for e in bank.opinion_history(opinion)]
             assert verdicts == [Verdict.FORMED, Verdict.REINFORCE]
-            assert bank.get_unit(opinion).confidence == pytest.approx(0.7)
+            formed = bank.opinion_history(opinion)[0].confidence
+            assert bank.get_unit(opinion).confidence == pytest.approx(formed + 0.1)  # one step, not two
 
 
 def test_close_during_a_slow_hook_waits_for_it_and_keeps_the_rest_queued(

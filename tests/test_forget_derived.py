@@ -26,14 +26,14 @@ from tests.bank_state import copy_memdir
 
 MARKER = "kestrelmarker"
 SECRET = f"I hide the spare key under the {MARKER} stone by the shed."
-REVISED = f"I think Alice hides things, like a key under the {MARKER} stone."
+REVISED = f"I think Alice is careless with the key under the {MARKER} stone."
 NOW = datetime(2024, 6, 1, tzinfo=timezone.utc)
 
 # query -> (words of the memories the answer cites, the opinion it shows)
 REFLECTS = {
     "Where is the key?": (["spare key"], f"I think Alice is careful about the {MARKER} key."),
     "How is Alice's job?": (["Google", "spare key"], "I think Alice is doing well at Google."),
-    "Does Alice like Denver?": (["Denver"], "I think Alice enjoys living in Denver."),
+    "Does Alice like Denver?": (["Denver"], "I think living in Denver is good for Alice."),
 }
 OBSERVED = {"spare key": f"Alice hides a spare key under the {MARKER} stone.", "Google": "Alice works at Google.",
             "Denver": "Alice lives in Denver."}  # fmt: skip
@@ -62,7 +62,7 @@ class Responder(LLM):
             self.reasoning = " ".join(lines)
             text = f"From what I remember {''.join(line.split(' ', 1)[0] for line in lines)}."
         elif "write down the opinions it shows" in system:
-            opinion = {"opinion": REFLECTS[query][1], "reasoning": self.reasoning, "confidence": 0.6}
+            opinion = {"opinion": REFLECTS[query][1], "reasoning": self.reasoning}  # it rests on what the answer cites
             text = json.dumps({"opinions": [{**opinion, "entities": ["Alice"]}]})
         elif "Write observations about" in system:
             found = [{"text": t, "sources": _numbers(user, w)} for w, t in OBSERVED.items() if _numbers(user, w)]
@@ -145,13 +145,13 @@ def test_forgetting_a_fact_drops_or_cleans_what_was_derived_from_it(built: tuple
     mixed = bank.get_unit(ids["mixed"])
     assert mixed.metadata["source_units"] == [ids["job"]] and mixed.metadata["reasoning"] == ""
     [formed] = bank.opinion_history(ids["mixed"])
-    assert formed.evidence == [ids["job"]] and formed.reason == "" and formed.confidence == 0.6
+    assert formed.evidence == [ids["job"]] and formed.reason == "" and formed.confidence == pytest.approx(0.6)
     # The contradiction that weighed the secret is undone: text, confidence and embedding are those from before it,
     # and the job fact it weighed too is queued to be weighed again.
     revised = bank.get_unit(ids["revised"])
-    assert revised.text == REFLECTS["Does Alice like Denver?"][1] and revised.confidence == pytest.approx(0.6)
+    assert revised.text == REFLECTS["Does Alice like Denver?"][1] and revised.confidence == pytest.approx(0.5)
     assert [e.verdict for e in bank.opinion_history(ids["revised"])] == [Verdict.FORMED]
-    hit = bank.recall("Alice enjoys living in Denver", networks=["opinion"], query_time=NOW).hits[0]
+    hit = bank.recall("living in Denver is good for Alice", networks=["opinion"], query_time=NOW).hits[0]
     assert hit.unit.id == ids["revised"] and hit.unit.text == revised.text
     # Nothing in the store keeps the forgotten id or text; Alice's observations are queued for regeneration.
     for table in ("units", "opinion_history", "pending_work"):

@@ -107,9 +107,11 @@ def _clean(text: str) -> bool:
 
 
 def answered(result: ReflectResult, c: Ctx, before: Snapshot) -> None:
-    """An answer from the seeded memories; the opinion it shows is stored or reinforces the held one."""
+    """An answer from the seeded memories; the opinion it shows is stored, or reinforces the held one when it cites
+    facts the held one has not weighed (else it leaves it as it is)."""
     assert isinstance(result, ReflectResult) and result.answer == ANSWER and result.evidence
-    assert _clean(_sent(c)) and len(result.opinions) == 1 and result.opinion_error is None
+    assert _clean(_sent(c)) and len(result.opinions) <= 1 and result.opinion_error is None
+    assert result.rejected_opinions == [] and c.bank.units(Network.OPINION)
 
 
 def answer_kept_without_opinions(result: ReflectResult, c: Ctx, before: Snapshot) -> None:
@@ -199,7 +201,7 @@ CASES: list[Case] = [
     ),
     case(
         "reflect-opinion-control-characters",
-        reflect(Q, ANSWER, '{"opinions": [{"opinion": "I think Bob\\u0000 loves \\ud800Pepper.", "confidence": 0.6}]}'),
+        reflect(Q, ANSWER, '{"opinions": [{"opinion": "I think Bob\\u0000 is good to \\ud800Pepper."}]}'),
         stored_clean,
     ),
     # process_pending: a misbehaving LLM, with fresh work queued before each case

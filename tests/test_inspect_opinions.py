@@ -23,8 +23,8 @@ from hindsight.sample import load_opinion_story
 from tests.fake_llm import FakeScriptedLLM
 
 SETTLING = "I think Alice is settling in well at Google."
-REVISED = "I think Alice was unhappy at Google."
-QUIET = "I think a quiet weekend is the best way to rest."
+REVISED = "I think Google was the wrong place for Alice."
+QUIET = "I think a new job and a cat are good for anyone."
 
 
 def _verdict(verdict: str, reason: str, revised: str | None = None) -> str:
@@ -33,9 +33,9 @@ def _verdict(verdict: str, reason: str, revised: str | None = None) -> str:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder) -> Path:
-    """A memory directory with bank `b`: SETTLING formed at 0.7, reinforced by a promotion (0.8), contradicted and
-    revised by her quitting (0.6); QUIET formed at 0.65 and never changed. (Forgetting a fact undoes the changes
-    it caused; tests/test_forget_derived.py pins that, and the last test here shows it in a trajectory.)"""
+    """A memory directory with bank `b`: SETTLING formed at 0.6 (two cited facts), reinforced by a promotion (0.7),
+    contradicted and revised by her quitting (0.5); QUIET formed at 0.6 and never changed. (Forgetting a fact undoes
+    the changes it caused; tests/test_forget_derived.py pins that, and the last test here shows it in a trajectory.)"""
     fake = FakeScriptedLLM([])
     config = HindsightConfig.from_dict({"reflect": {"work": {"background": False}, "observations": {"enabled": False}}})
     path = tmp_path_factory.mktemp("opinions") / "mem"
@@ -52,10 +52,10 @@ def built(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder) -> Path:
                         {
                             "opinion": SETTLING,
                             "reasoning": "a new job and a pet",
-                            "confidence": 0.7,
+                            "sources": [1, 2],
                             "entities": ["Alice"],
                         },
-                        {"opinion": QUIET, "reasoning": "rest matters", "confidence": 0.65, "entities": []},
+                        {"opinion": QUIET, "reasoning": "rest matters", "sources": [1, 2], "entities": []},
                     ]
                 }
             ),
@@ -80,14 +80,14 @@ def bank(built: Path, minilm: Embedder) -> Iterator[Bank]:
 
 def test_trajectory_follows_the_history_with_evidence_texts(bank: Bank) -> None:
     [settling, quiet] = opinion_trajectories(bank)  # most changes first
-    assert settling.opinion == REVISED and settling.confidence == pytest.approx(0.6)
+    assert settling.opinion == REVISED and settling.confidence == pytest.approx(0.5)
     assert [(p.verdict, round(p.confidence, 2)) for p in settling.points] == [
-        (Verdict.FORMED, 0.7),
-        (Verdict.REINFORCE, 0.8),
-        (Verdict.CONTRADICT, 0.6),
+        (Verdict.FORMED, 0.6),
+        (Verdict.REINFORCE, 0.7),
+        (Verdict.CONTRADICT, 0.5),
     ]
     assert [round(p.delta, 2) for p in settling.points] == [0.0, 0.1, -0.2]
-    assert settling.points[0].before is None and settling.points[2].before == pytest.approx(0.8)
+    assert settling.points[0].before is None and settling.points[2].before == pytest.approx(0.7)
     assert [p.text for p in settling.points] == [SETTLING, SETTLING, REVISED]
     assert [p.reason for p in settling.changes()] == ["a promotion", "she quit"]
     assert settling.latest is settling.points[-1]
@@ -154,10 +154,10 @@ def test_tables_render(bank: Bank) -> None:
     console.print(trajectory_table(opinion_trajectories(bank)[0]))
     console.print(opinions_table(opinion_summary(bank)))
     text = console.export_text()
-    assert "0.70 -> 0.80" in text and "0.80 -> 0.60" in text and "contradict" in text
+    assert "0.60 -> 0.70" in text and "0.70 -> 0.50" in text and "contradict" in text
     assert "2024-09-01 Alice quit Google" in text
     assert f"revised to: {REVISED}" in text
-    assert "recorded changes" in text and "0.65 I think a quiet weekend" in text
+    assert "recorded changes" in text and "0.60 I think a new job and a cat" in text
 
 
 def test_plot_writes_png_and_svg(bank: Bank, tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ def test_plot_writes_png_and_svg(bank: Bank, tmp_path: Path) -> None:
         ax = fig.axes[0]
         assert [a.get_text() for a in ax.texts] == ["reinforce +0.10", "contradict -0.20"]
         labels = [t.get_text() for t in fig.legends[0].get_texts()]
-        assert labels == [f"{REVISED} (0.60)", f"{QUIET} (0.65)"]
+        assert labels == [f"{REVISED} (0.50)", f"{QUIET} (0.60)"]
         assert [t.get_text() for t in ax.get_legend().get_texts()] == ["formed", "reinforce", "contradict"]
     # QUIET was formed in the same reflect call as SETTLING: three distinct event times in all.
     assert sorted({float(x) for line in fig.axes[0].lines for x in line.get_xdata()}) == [0.0, 1.0, 2.0]
@@ -193,7 +193,7 @@ def test_cli_inspect_shows_opinions(built: Path, tmp_path: Path, capsys: pytest.
     assert main(["--dir", str(copy), "inspect", "b", "--top", "2"]) == 0
     out = capsys.readouterr().out
     assert "opinions" in out and "recorded changes" in out and "latest change" in out
-    assert "contradict 0.80 -> 0.60" in out and "quit Google" in out
+    assert "contradict 0.70 -> 0.50" in out and "quit Google" in out
 
 
 def test_a_forgotten_fact_leaves_the_trajectory(built: Path, tmp_path: Path, minilm: Embedder) -> None:
@@ -205,8 +205,8 @@ def test_a_forgotten_fact_leaves_the_trajectory(built: Path, tmp_path: Path, min
         bank.forget(promotion.id)
         settling = opinion_trajectories(bank)[0]
         assert [(p.verdict, round(p.confidence, 2)) for p in settling.points] == [
-            (Verdict.FORMED, 0.7),
-            (Verdict.CONTRADICT, 0.5),  # the reinforcement it caused is undone and the rest replayed
+            (Verdict.FORMED, 0.6),
+            (Verdict.CONTRADICT, 0.4),  # the reinforcement it caused is undone and the rest replayed
         ]
         assert all(e.id != promotion.id for p in settling.points for e in p.evidence)
 

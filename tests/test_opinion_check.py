@@ -9,7 +9,14 @@ from datetime import datetime, timezone
 import pytest
 
 from hindsight.models import MemoryUnit, Network, Source
-from hindsight.reflect.opinion_check import check_opinions, rejection, states_not_knowing, voiced
+from hindsight.reflect.opinion_check import (
+    check_opinions,
+    cited_evidence,
+    rejection,
+    states_not_knowing,
+    supporting,
+    voiced,
+)
 from hindsight.reflect.schemas import OpinionOut
 from hindsight.reflect.types import RejectReason
 
@@ -76,16 +83,28 @@ def test_third_person_restatements_are_rejected(text: str) -> None:
     "text",
     [
         "I think moving to Denver was a good decision for Maya.",  # the query's words, as a judgment
-        "I believe the running club in Boulder keeps Maya motivated.",
+        "I believe the running club in Boulder is good for Maya.",
         "I like Denver.",
         "I am not sure Priya is the right coach for Maya.",  # doubt is a stance
-        "I think Maya does not know yet whether she will stay.",  # someone else's not knowing
-        "I think there is no evidence that the supplement works.",  # a skeptical judgment about a claim
-        "I think Maya joined a running club.",  # a belief, not a copy: the span is the bank's own sentence
+        "I doubt the supplement is worth the money.",  # a skeptical judgment
     ],
 )
 def test_first_person_judgments_are_kept(text: str) -> None:
     assert rejection(text, QUERY, EVIDENCE) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I think Maya does not know yet whether she will stay.",  # someone else's not knowing: a claim, not a gap
+        "I think there is no evidence that the supplement works.",
+        "I think Maya joined a running club.",  # not a copy (the span is the bank's own sentence), but a fact
+        "I believe the running club in Boulder keeps Maya motivated.",
+        "I believe Maya lives in Denver.",
+    ],
+)
+def test_first_person_claims_of_fact_are_rejected(text: str) -> None:
+    assert rejection(text, QUERY, EVIDENCE) is RejectReason.FACTUAL_CLAIM
 
 
 @pytest.mark.parametrize(
@@ -129,25 +148,92 @@ def _unit(text: str, network: Network) -> MemoryUnit:
     )
 
 
-def test_check_keeps_opinions_in_order_and_reports_rejections_without_logging_text(
+def test_check_keeps_opinions_in_order_with_their_citations_and_reports_rejections_without_logging_text(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     held = "I think Maya made a good move to Denver."
     evidence = [_unit(EVIDENCE[1], Network.WORLD), _unit(held, Network.OPINION)]
-    candidates = [OpinionOut(opinion=t, confidence=0.6) for t in (
-        "I do not know.", "I think Denver suits Maya.", "Maya joined a running club in Boulder.", held,
-        "Boulder is close to Denver.", "The club is good for Maya")]  # fmt: skip
+    candidates = [
+        OpinionOut(opinion="I do not know."),
+        OpinionOut(opinion="I think Denver suits Maya.", sources=[1, 1, 9]),  # 9 names no memory
+        OpinionOut(opinion="Maya joined a running club in Boulder."),
+        OpinionOut(opinion=held, sources=[2]),
+        OpinionOut(opinion="Boulder is close to Denver."),
+        OpinionOut(opinion="The club is good for Maya"),
+        OpinionOut(opinion="I believe Maya trains in Boulder.", sources=[1]),
+        OpinionOut(opinion="I think Denver suits Maya", sources=[1]),  # a repeat (case and punctuation aside)
+    ]
     answer = "I do not know much [1]. I think the club is good for Maya [1]."
     with caplog.at_level(logging.INFO, logger="hindsight.reflect.opinion_check"):
-        kept, rejected = check_opinions(candidates, QUERY, answer, evidence)
-    # Repeating one of the bank's own opinions is a judgment reaffirmed, not a copied fact; the answer voices the last.
-    assert [o.opinion for o in kept] == ["I think Denver suits Maya.", held, "I think the club is good for Maya."]
+        kept, rejected = check_opinions(candidates, QUERY, answer, evidence, [evidence[0].id])
+    # Repeating one of the bank's own opinions is a judgment reaffirmed, not a copied fact; the answer voices the
+    # club's, which cites nothing itself and so rests on what the answer cites.
+    assert [(o.opinion.opinion, [u.id for u in o.sources]) for o in kept] == [
+        ("I think Denver suits Maya.", [evidence[0].id]), (held, [evidence[1].id]),
+        ("I think the club is good for Maya.", [evidence[0].id]),
+    ]  # fmt: skip
     assert [(r.text, r.reason) for r in rejected] == [
         ("I do not know.", RejectReason.NOT_KNOWING),
         ("Maya joined a running club in Boulder.", RejectReason.COPIES_EVIDENCE),
         ("Boulder is close to Denver.", RejectReason.NOT_FIRST_PERSON),
+        ("I believe Maya trains in Boulder.", RejectReason.FACTUAL_CLAIM),
     ]
     messages = [r.getMessage() for r in caplog.records]
-    assert len(messages) == 3 and "not_knowing" in messages[0] and "copies_evidence" in messages[1]
+    assert len(messages) == 4 and "not_knowing" in messages[0] and "factual_claim" in messages[3]
     assert all(r.levelno == logging.INFO for r in caplog.records)
-    assert not any("running club" in m or "do not know" in m for m in messages)
+    assert not any("running club" in m or "do not know" in m or "trains" in m for m in messages)
+
+
+def test_a_judgment_without_a_valid_citation_is_rejected_as_uncited() -> None:
+    evidence = [_unit(EVIDENCE[1], Network.WORLD)]
+    candidates = [OpinionOut(opinion="I think the club is good for Maya.", sources=[0, 2, 7]),
+                  OpinionOut(opinion="I think Denver suits Maya.")]  # fmt: skip
+    kept, rejected = check_opinions(candidates, QUERY, "I think the club is good for Maya.", evidence, [])
+    assert kept == []
+    assert [r.reason for r in rejected] == [RejectReason.UNCITED, RejectReason.UNCITED]
+
+
+def test_a_third_person_candidate_voiced_as_a_belief_of_fact_is_rejected() -> None:
+    evidence = [_unit(EVIDENCE[1], Network.WORLD)]
+    answer = "I believe Maya lives in Boulder now [1]."
+    kept, rejected = check_opinions([OpinionOut(opinion="Maya lives in Boulder now")], QUERY, answer, evidence,
+                                    [evidence[0].id])
+    assert kept == [] and [(r.text, r.reason) for r in rejected] == [
+        ("I believe Maya lives in Boulder now.", RejectReason.FACTUAL_CLAIM)]
+
+
+def test_cited_evidence_takes_valid_numbers_else_the_answers_citations() -> None:
+    a, b, c = (_unit(t, Network.WORLD) for t in ("Maya runs.", "Maya moved to Denver.", "Priya coaches Maya."))
+    evidence = [a, b, c]
+    assert cited_evidence(OpinionOut(opinion="I think so and so.", sources=[3, 1, 3]), evidence, [b.id]) == [c, a]
+    assert cited_evidence(OpinionOut(opinion="I think so and so.", sources=[0, 4]), evidence, [b.id]) == [b]
+    assert cited_evidence(OpinionOut(opinion="I think so and so."), evidence, ["gone"]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I think the running club is good for Maya.", True),
+        ("I think running with others keeps Maya going.", True),  # "running" and "run" share a stem
+        ("I think the move was good for her.", False),  # about nothing the memory mentions: a copied example
+        ("I think Maya should join the Rainier Runners instead.", False),  # a club no memory or question names
+        ("I think Maya should stay in Denver.", True),  # Denver is in the question
+        ("I think it is good.", True),  # nothing to check; other rules judge such a candidate
+    ],
+)
+def test_an_opinion_is_supported_when_its_cited_memories_bear_on_it(text: str, expected: bool) -> None:
+    cited = [_unit("Maya: I run with the Boulder running club on Sundays.", Network.EXPERIENCE)]
+    assert bool(supporting(text, QUERY, cited)) is expected
+
+
+def test_the_evidence_of_an_opinion_is_the_cited_memories_that_bear_on_it() -> None:
+    club, coach, job = (_unit(t, Network.WORLD) for t in (
+        "Maya runs with a club in Boulder.", "Priya coaches Maya twice a week.", "Ava started a job at a bakery."))
+    assert supporting("I think the club in Boulder is good for Maya.", QUERY, [club, coach, job]) == [club, coach]
+
+
+def test_a_candidate_whose_citations_do_not_bear_on_it_is_rejected_as_unsupported() -> None:
+    evidence = [_unit(EVIDENCE[1], Network.WORLD)]
+    copied = OpinionOut(opinion="I think [a choice] was good for [someone].", sources=[1])
+    kept, rejected = check_opinions([copied], QUERY, "I think so [1].", evidence, [])
+    assert kept == [] and [r.reason for r in rejected] == [RejectReason.UNSUPPORTED]

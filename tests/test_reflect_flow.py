@@ -23,7 +23,8 @@ from tests.fake_llm import FakeScriptedLLM
 
 ANSWER = "Alice works at Google [1] and adopted a cat [2]. I think Alice is settling in well."
 OPINION = {"opinion": "I think Alice is settling in well at Google.", "reasoning": "a new job and a pet",
-           "confidence": 0.7, "entities": ["Alice"]}
+           "sources": [1, 2], "entities": ["Alice"], "confidence": 1.0}  # the model's confidence is not taken
+FORMED = 0.6  # the rule: 0.4 + alpha (0.1) per distinct cited fact, two here
 
 
 def _opinions(*items: dict[str, object]) -> str:
@@ -87,26 +88,38 @@ def test_reflect_answers_cites_and_stores_linked_opinion(engine: Hindsight, fake
     assert "highly skeptical" in system and "very flexibly" in system and "highly empathetic" in system
     assert "strongly shape" in system
     assert "[1]" in fake.prompts[0][1].content and "Today is 2024-06-01" in fake.prompts[0][1].content
+    memories = fake.prompts[0][1].content.split("Memories:\n")[1].split("\n\nQuestion")[0]
+    assert f"Memories:\n{memories}\n\nQuestion: How is Alice doing?" in fake.prompts[1][1].content  # to cite them
     [change] = result.opinions
     unit = change.unit
-    assert unit.network == Network.OPINION and unit.confidence == 0.7
+    assert unit.network == Network.OPINION and unit.confidence == pytest.approx(FORMED)
     assert "Alice" in unit.entities and unit.metadata["reasoning"] == "a new job and a pet"
     assert [u.id for u in bank.units(Network.OPINION)] == [unit.id]
     causal = {link.dst for link in bank.links(unit.id) if link.type == LinkType.CAUSAL}
     assert causal == set(result.cited)
     [event] = bank.opinion_history(unit.id)
-    assert event.verdict == Verdict.FORMED and event.confidence == 0.7 and set(event.evidence) == set(result.cited)
+    assert event.verdict == Verdict.FORMED and event.confidence == pytest.approx(FORMED)
+    assert set(event.evidence) == set(result.cited)
     assert result.usage.calls == 2 and result.usage.total_tokens > 0
     assert bank.recall("Is Alice settling in?", networks=["opinion"]).hits[0].unit.id == unit.id
 
 
-def test_same_opinion_again_is_reinforced_not_duplicated(engine: Hindsight, fake: FakeScriptedLLM) -> None:
+def test_same_opinion_again_is_reinforced_only_by_evidence_it_has_not_weighed(
+    engine: Hindsight, fake: FakeScriptedLLM
+) -> None:
     first = _reflect_once(engine, fake)
-    second = _reflect_once(engine, fake)
     bank = engine.bank("b")
-    assert first == second and len(bank.units(Network.OPINION)) == 1
-    assert bank.get_unit(first).confidence == pytest.approx(0.8)
-    assert [e.verdict for e in bank.opinion_history(first)] == [Verdict.FORMED, Verdict.REINFORCE]
+    fake.replies += [ANSWER, _opinions(OPINION)]
+    again = bank.reflect("How is Alice doing?", query_time="2024-06-02")  # the same question, the same evidence
+    assert again.opinions == [] and again.rejected_opinions == []
+    assert bank.get_unit(first).confidence == pytest.approx(FORMED) and len(bank.opinion_history(first)) == 1
+    bank.retain("Alice got promoted at Google after three months.", timestamp="2024-06-10", document_id="d3")
+    fake.replies += [ANSWER, _opinions({**OPINION, "sources": list(range(1, 10))})]  # all memories, the new fact too
+    [change] = bank.reflect("How is Alice doing?", query_time="2024-06-20").opinions
+    promoted = [u.id for u in bank.units() if "promoted" in u.text]
+    assert change.unit.id == first and len(bank.units(Network.OPINION)) == 1
+    assert change.event.verdict is Verdict.REINFORCE and change.event.evidence == promoted  # only what is new
+    assert change.unit.confidence == pytest.approx(FORMED + 0.1)
 
 
 def test_failed_opinion_extraction_keeps_the_answer(engine: Hindsight, fake: FakeScriptedLLM) -> None:
@@ -137,12 +150,12 @@ def test_reinforcement_moves_confidence_and_keeps_history(engine: Hindsight, fak
     report = bank.process_pending()
     assert bank.pending() == 0
     [change] = report.reinforced
-    assert change.unit.id == opinion and change.previous_confidence == 0.7
-    assert change.unit.confidence == pytest.approx(0.8)
+    assert change.unit.id == opinion and change.previous_confidence == pytest.approx(FORMED)
+    assert change.unit.confidence == pytest.approx(FORMED + 0.1)
     prompt = fake.prompts[-1][1].content  # the opinion and the new fact; the model classifies, the rule updates
-    assert f"Opinion: {OPINION['opinion']}" in prompt and "promoted" in prompt and "0.7" not in prompt
+    assert f"Opinion: {OPINION['opinion']}" in prompt and "promoted" in prompt and "0.6" not in prompt
     history = bank.opinion_history(opinion)
-    assert [(e.verdict, round(e.confidence, 2)) for e in history] == [(Verdict.FORMED, 0.7), (Verdict.REINFORCE, 0.8)]
+    assert [(e.verdict, round(e.confidence, 2)) for e in history] == [(Verdict.FORMED, 0.6), (Verdict.REINFORCE, 0.7)]
     promoted = [u.id for u in bank.units() if "promoted" in u.text]
     assert history[-1].evidence == promoted
 
@@ -151,14 +164,27 @@ def test_contradiction_revises_text_and_reindexes(engine: Hindsight, fake: FakeS
     bank = engine.bank("b")
     opinion = _reflect_once(engine, fake)
     bank.retain("Alice quit Google, unhappy with her team.", timestamp="2024-07-01", document_id="d3")
-    revised = "I think Alice was unhappy at Google and is looking for a better team."
+    revised = "I think leaving Google for a better team would be good for Alice."
     fake.replies.append(json.dumps({"verdict": "contradict", "reason": "she quit", "revised_opinion": revised}))
     [change] = bank.process_pending().reinforced
     assert change.previous_text == OPINION["opinion"] and change.unit.text == revised
-    assert change.unit.confidence == pytest.approx(0.5)  # 0.7 - 2 * 0.1
-    hits = bank.recall("looking for a better team", networks=["opinion"]).hits
+    assert change.unit.confidence == pytest.approx(FORMED - 0.2)  # two steps of alpha
+    hits = bank.recall("leaving for a better team", networks=["opinion"]).hits
     assert hits and hits[0].unit.id == opinion and hits[0].unit.text == revised
     assert [e.text for e in bank.opinion_history(opinion)] == [OPINION["opinion"], revised]
+
+
+def test_a_contradiction_never_revises_an_opinion_into_a_claim_of_fact(
+    engine: Hindsight, fake: FakeScriptedLLM
+) -> None:
+    bank = engine.bank("b")
+    _reflect_once(engine, fake)
+    bank.retain("Alice quit Google in June.", timestamp="2024-07-01", document_id="d3")
+    fake.replies.append(json.dumps({"verdict": "contradict", "reason": "she quit",
+                                    "revised_opinion": "I believe Alice now works at Meta."}))
+    [change] = bank.process_pending().reinforced
+    assert change.unit.text == OPINION["opinion"] and change.previous_text is None  # the confidence moves alone
+    assert change.unit.confidence == pytest.approx(FORMED - 0.2)
 
 
 def test_neutral_and_failed_assessments_change_nothing(engine: Hindsight, fake: FakeScriptedLLM) -> None:
@@ -171,7 +197,7 @@ def test_neutral_and_failed_assessments_change_nothing(engine: Hindsight, fake: 
     fake.replies += ["garbage", "garbage", "garbage"]
     report = bank.process_pending()
     assert report.failures == 1 and report.reinforced == [] and report.usage.calls == 3
-    assert bank.get_unit(opinion).confidence == 0.7 and len(bank.opinion_history(opinion)) == 1
+    assert bank.get_unit(opinion).confidence == pytest.approx(FORMED) and len(bank.opinion_history(opinion)) == 1
 
 
 def test_forgetting_an_opinion_forgets_its_history(engine: Hindsight, fake: FakeScriptedLLM) -> None:
@@ -260,17 +286,29 @@ def test_merge_background_first_person_and_validated(engine: Hindsight, fake: Fa
 def test_candidates_that_are_not_opinions_are_reported_never_stored(engine: Hindsight, fake: FakeScriptedLLM) -> None:
     bank = engine.bank("b")
     copied = next(u.text for u in bank.units() if "Miso" in u.text)
-    junk = [{"opinion": "I do not know.", "confidence": 0.5}, {"opinion": "How is Alice doing?", "confidence": 0.5},
-            {"opinion": copied, "confidence": 0.9}]
+    junk = [{"opinion": "I do not know."}, {"opinion": "How is Alice doing?"}, {"opinion": copied},
+            {"opinion": "I believe Alice lives in Mountain View.", "sources": [1]}]
     fake.replies += [ANSWER, _opinions(*junk, OPINION)]
     result = bank.reflect("How is Alice doing?", query_time="2024-06-01")
-    # The opinion comes fourth, after three candidates that are not opinions: max_opinions (3) counts kept ones.
+    # The opinion comes last, after candidates that are not opinions: max_opinions (3) counts kept ones.
     assert [c.unit.text for c in result.opinions] == [OPINION["opinion"]]
     assert '"maxItems":3' in fake.prompts[-1][0].content  # the schema the model is shown caps the list
     assert [(r.text, r.reason) for r in result.rejected_opinions] == [
         ("I do not know.", RejectReason.NOT_KNOWING), ("How is Alice doing?", RejectReason.QUESTION),
-        (copied, RejectReason.COPIES_EVIDENCE)]
+        (copied, RejectReason.COPIES_EVIDENCE),
+        ("I believe Alice lives in Mountain View.", RejectReason.FACTUAL_CLAIM)]
+    assert result.rejected_by_reason[RejectReason.FACTUAL_CLAIM] == 1 and len(result.rejected_by_reason) == 4
     assert [u.text for u in bank.units(Network.OPINION)] == [OPINION["opinion"]]
+
+
+def test_an_opinion_of_an_answer_that_cites_nothing_is_not_stored(engine: Hindsight, fake: FakeScriptedLLM) -> None:
+    bank = engine.bank("b")
+    judgment = {"opinion": "I think Alice should join the Bayview Runners.", "sources": [7]}  # 7 names no memory
+    fake.replies += ["I think Alice should join the Bayview Runners.", _opinions(judgment)]
+    result = bank.reflect("What should Alice do?", query_time="2024-06-01")
+    assert result.cited == [] and result.opinions == []
+    assert [(r.text, r.reason) for r in result.rejected_opinions] == [(judgment["opinion"], RejectReason.UNCITED)]
+    assert bank.units(Network.OPINION) == []
 
 
 def test_facts_retained_before_an_opinion_are_not_new_evidence_for_it(engine: Hindsight, fake: FakeScriptedLLM) -> None:
@@ -278,7 +316,9 @@ def test_facts_retained_before_an_opinion_are_not_new_evidence_for_it(engine: Hi
     bank.retain("Alice got promoted at Google after three months.", timestamp="2024-08-01", document_id="d3")
     bank.retain("Alice leads a small team at Google.", timestamp="2024-08-02", document_id="d4")
     assert bank.pending() == 2  # queued at retain, not worked off before the opinion exists
-    fake.replies += ["Alice works at Google [1]. I think Alice is settling in well.", _opinions(OPINION)]
+    # The opinion cites nothing itself: it rests on what its answer cites.
+    answer = "Alice works at Google [1]. I think Alice is settling in well."
+    fake.replies += [answer, _opinions({**OPINION, "sources": []})]
     [formed] = bank.reflect("How is Alice doing?", query_time="2024-09-01").opinions
     assert len(formed.event.evidence) == 1  # one of the four facts; the others were only retained before
     calls = len(fake.prompts)
@@ -302,9 +342,10 @@ def test_opinion_events_are_dated_in_the_bank_time(engine: Hindsight, fake: Fake
     bank.retain("Alice said in May that she missed her old job.", timestamp="2024-05-20", document_id="d5")
     fake.replies.append(json.dumps({"verdict": "weaken", "reason": "she missed her old job"}))
     bank.process_pending()
-    fake.replies += [ANSWER, _opinions(OPINION)]
+    bank.retain("Alice ran a workshop at Google.", timestamp="2024-09-01", document_id="d6")
+    fake.replies += [ANSWER, _opinions({**OPINION, "sources": list(range(1, 10))})]
     before = datetime.now(timezone.utc)
-    bank.reflect("How is Alice doing?")  # no query time: the same opinion, reinforced now
+    bank.reflect("How is Alice doing?")  # no query time: the same opinion, reinforced now by the workshop
     after = datetime.now(timezone.utc)
     history = bank.opinion_history(opinion)
     assert [e.verdict for e in history] == [Verdict.FORMED, Verdict.REINFORCE, Verdict.WEAKEN, Verdict.REINFORCE]

@@ -24,6 +24,9 @@ from hindsight.embed.base import Embedder
 from hindsight.llm.base import LLM, ChatMessage
 from hindsight.llm.local_models import installed_model
 from hindsight.models import Verdict
+from hindsight.reflect.judgment import is_judgment
+from hindsight.reflect.opinion_check import CitedOpinion
+from hindsight.reflect.opinions import FORMED_CAP
 from hindsight.reflect.schemas import OpinionOut
 
 pytest.importorskip("llama_cpp")
@@ -81,7 +84,8 @@ def test_reflect_end_to_end_with_the_local_model(alice: Hindsight) -> None:
     assert result.usage.calls >= 2 and result.usage.completion_tokens > 0
     stored = {u.id for u in bank.units(Network.OPINION)}
     for change in result.opinions:
-        assert change.unit.id in stored and 0.0 <= (change.unit.confidence or 0.0) <= 1.0
+        assert change.unit.id in stored and 0.0 <= (change.unit.confidence or 0.0) <= FORMED_CAP
+        assert change.event.evidence and is_judgment(change.unit.text)  # cited, and no claim of fact
         assert bank.opinion_history(change.unit.id)[0].verdict in (Verdict.FORMED, Verdict.REINFORCE)
 
 
@@ -92,8 +96,9 @@ def test_reinforcement_and_observations_with_the_local_model(alice: Hindsight) -
     assert 1 <= len(observations) <= 7 and all(o.metadata["source_units"] for o in observations)
     assert all(not o.text.lower().startswith(("i ", "i'm")) for o in observations)  # third person
     former = alice.reasoner.former
-    [formed] = former.store_opinions(bank.handle(), [OpinionOut(opinion="I think Alice loves hiking.",
-                                                                 confidence=0.5)], bank.units(), [])
+    first = bank.units()[:1]  # one cited fact: formed at 0.5
+    [formed] = former.store_opinions(bank.handle(), [CitedOpinion(OpinionOut(opinion="I think Alice loves hiking."),
+                                                                  first)], bank.units())
     bank.retain("Alice said she hates hiking now and sold all her hiking gear.", timestamp="2024-10-01")
     report = bank.process_pending()
     assert report.failures == 0 and not report.interrupted  # the opinion was assessed and the reply parsed
@@ -128,8 +133,8 @@ def test_reinforcement_follows_the_facts_with_qwen_1_5b(
     with _engine(memdir, minilm, _local(qwen_large), observations={"enabled": False}) as hs:
         bank = hs.bank("b")
         bank.retain("Alice went hiking in Yosemite every weekend this summer.", timestamp="2024-08-01")
-        [formed] = hs.reasoner.former.store_opinions(
-            bank.handle(), [OpinionOut(opinion="I think Alice loves hiking.", confidence=0.5)], bank.units(), [])
+        cited = CitedOpinion(OpinionOut(opinion="I think Alice loves hiking."), bank.units()[:1])  # formed at 0.5
+        [formed] = hs.reasoner.former.store_opinions(bank.handle(), [cited], bank.units())
         bank.retain(fact, timestamp="2024-10-01")
         report = bank.process_pending()
         assert report.failures == 0

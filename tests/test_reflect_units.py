@@ -49,15 +49,15 @@ def test_update_rule_of_design(confidence: float, verdict: Verdict, expected: fl
 
 
 def test_opinion_schema_is_lenient_where_small_models_are_sloppy() -> None:
-    o = OpinionOut.model_validate({"text": "I think Python is best.", "reason": None, "confidence": "80%",
-                                   "entities": "Python, pandas"})
-    assert (o.opinion, o.reasoning, o.confidence, o.entities) == ("I think Python is best.", "", 0.8,
-                                                                  ["Python", "pandas"])
-    assert OpinionOut.model_validate({"opinion": "I like it.", "confidence": 70}).confidence == 0.7
+    o = OpinionOut.model_validate({"text": "I think Python is best.", "reason": None, "citations": "[2][5]",
+                                   "entities": "Python, pandas", "confidence": 0.95})
+    assert (o.opinion, o.reasoning, o.sources, o.entities) == ("I think Python is best.", "", [2, 5],
+                                                               ["Python", "pandas"])
+    assert "confidence" not in OpinionOut.model_json_schema()["properties"]  # the engine derives it, never asks
+    assert OpinionOut.model_validate({"opinion": "I like it.", "sources": 3}).sources == [3]
+    assert OpinionOut.model_validate({"opinion": "I like it.", "sources": None}).sources == []
     with pytest.raises(ValidationError):
-        OpinionOut.model_validate({"opinion": "", "confidence": 0.5})
-    with pytest.raises(ValidationError):
-        OpinionOut.model_validate({"opinion": "I like it.", "confidence": -0.2})
+        OpinionOut.model_validate({"opinion": "", "sources": [1]})
 
 
 def test_assessment_schema_maps_answers_to_verdicts_and_accepts_verdict_words() -> None:
@@ -112,9 +112,10 @@ def test_schemas_cap_the_lists_they_show_not_what_they_accept() -> None:
     schema = limited.model_json_schema()
     assert schema["properties"]["opinions"]["maxItems"] == 2  # a constrained decoder stops at max_opinions
     opinion = schema["$defs"]["OpinionOut"]["properties"]
-    assert all(opinion[k]["maxLength"] > 0 for k in ("opinion", "reasoning")) and opinion["entities"]["maxItems"] > 0
+    assert all(opinion[k]["maxLength"] > 0 for k in ("opinion", "reasoning"))
+    assert opinion["entities"]["maxItems"] > 0 and opinion["sources"]["maxItems"] > 0
     assert limited is with_max_items(OpinionsOut, "opinions", 2) and issubclass(limited, OpinionsOut)
-    three = {"opinions": [{"opinion": f"I think {n}.", "confidence": 0.5} for n in "abc"]}
+    three = {"opinions": [{"opinion": f"I think {n}.", "sources": [1]} for n in "abc"]}
     assert len(limited.model_validate(three).opinions) == 3  # a hosted model that writes more is kept
     observations = with_max_items(ObservationsOut, "observations", 7)
     assert observations.model_json_schema()["properties"]["observations"] == {
@@ -165,10 +166,15 @@ def test_answer_prompt_asks_for_the_banks_own_judgment_instead_of_a_refusal() ->
 
 
 def test_opinion_prompt_asks_for_first_person_sentences_and_says_what_is_no_opinion() -> None:
-    system, user = opinion_messages("You are Ava.", "Should Maya use DuckDB?", "I think she should [1].", 2)
+    memories = ["[1] (world) DuckDB ran ten times faster.", "[2] (world) Maya uses Postgres."]
+    system, user = opinion_messages("You are Ava.", "Should Maya use DuckDB?", "I think she should [1].", memories, 2)
     assert 'starts with "I"' in system.content and '"opinion": "I think ..."' in system.content
-    assert "a question, or that you do not know" in system.content and "At most 2 opinions" in system.content
-    assert user.content == "Question: Should Maya use DuckDB?\n\nYour answer: I think she should [1]."
+    assert "question, or that you do not know" in system.content and "At most 2 opinions" in system.content
+    assert "a fact, even one you believe" in system.content and '"sources": [1]' in system.content
+    assert system.content.index('"sources"') < system.content.index('"reasoning"')  # cited before a long reasoning
+    assert "confidence" not in system.content  # the engine derives it from the cited memories
+    assert user.content == ("Memories:\n[1] (world) DuckDB ran ten times faster.\n[2] (world) Maya uses Postgres."
+                            "\n\nQuestion: Should Maya use DuckDB?\n\nYour answer: I think she should [1].")
 
 
 def test_cited_ids_map_numbers_to_units_in_citation_order() -> None:

@@ -31,7 +31,8 @@ class ReinforceConfig(Section):
     weaken / contradict / neutral. One LLM call per new fact with candidate opinions: off saves those calls."""
 
     enabled: bool = True
-    alpha: float = Field(0.1, gt=0, le=0.5, description="how far one piece of evidence moves a confidence")
+    alpha: float = Field(0.1, gt=0, le=0.5, description="how far one piece of evidence moves a confidence (a new "
+                         "opinion's too: 0.4 + alpha per cited fact, at most 0.8)")
     cosine: float = Field(0.6, ge=-1, le=1, description="opinions this close to a new fact are candidates")
     max_candidates: int = Field(5, ge=1, description="opinions assessed per new fact")
     max_facts: int = Field(5, ge=1, description="new facts shown with one opinion")

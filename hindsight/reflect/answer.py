@@ -89,25 +89,30 @@ class Reflector:
             result.opinion_error = "the answer is a refusal: it shows no opinion"
             log.info("reflect: the model refused to answer; no opinions are formed")
         elif self.config.opinions.enabled and self.config.opinions.max_per_reflect > 0:
-            usage = usage + self._opinions(bank, identity, result, recalled.query_time)
+            usage = usage + self._opinions(bank, identity, memories, result, recalled.query_time)
         result.usage = Usage.of(usage)
         log.debug("reflect %r: %d memories, %d cited, %d opinions, usage %s", recalled.query[:60], len(hits),
                   len(cited), len(result.opinions), usage)
         return result
 
-    def _opinions(self, bank: BankHandle, identity: str, result: ReflectResult, at: datetime) -> LLMUsage:
-        """Extract, check and store the answer's opinions into `result`; returns the usage."""
-        messages = opinion_messages(identity, result.query, result.answer, self.config.opinions.max_per_reflect)
+    def _opinions(
+        self, bank: BankHandle, identity: str, memories: list[str], result: ReflectResult, at: datetime
+    ) -> LLMUsage:
+        """Extract the answer's opinions (the model is shown the numbered memories again, to cite them), check them
+        and store them into `result`; returns the usage."""
+        messages = opinion_messages(identity, result.query, result.answer, memories,
+                                    self.config.opinions.max_per_reflect)
         try:
             candidates, usage = self.former.extract(messages)
         except LLMError as exc:
             result.opinion_error = str(exc)
             log.warning("reflect: opinion extraction failed, the answer is kept without opinions: %s", exc)
             return exc.usage if isinstance(exc, StructuredOutputError) else LLMUsage()
-        opinions, result.rejected_opinions = check_opinions(candidates, result.query, result.answer, result.evidence)
+        opinions, result.rejected_opinions = check_opinions(candidates, result.query, result.answer, result.evidence,
+                                                            result.cited)
         try:
             kept = opinions[: self.config.opinions.max_per_reflect]
-            result.opinions = self.former.store_opinions(bank, kept, result.evidence, result.cited, at)
+            result.opinions = self.former.store_opinions(bank, kept, result.evidence, at)
         except SourcesForgottenError as exc:
             result.opinion_error = str(exc)
             log.warning("reflect: the opinions are not stored, their evidence was forgotten meanwhile: %s", exc)

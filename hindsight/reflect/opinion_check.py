@@ -1,23 +1,37 @@
 """Which extracted opinion candidates are opinions at all, before any is stored.
 
-An opinion is a first-person judgment or belief of the bank (paper appendix A.5). Small models also hand back, as
+An opinion is a first-person judgment of the bank (paper appendix A.5). Small models also hand back, as
 "opinions", a statement that they do not know, the question itself, a fact restated in the third person, or a memory
 copied word for word. A candidate is rejected, with the first reason that applies, when it:
 
 - `not_knowing`: is a refusal, or says that the bank does not know or has no information (about its own knowledge,
-  not about the world: "there is no evidence that the supplement works" is a judgment and stays);
+  not about the world: "there is no evidence that the supplement works" is a claim about the world, judged below);
 - `question`: asks a question, or repeats the query;
 - `empty`: says nothing beyond stance and filler words ("I think so.", "I agree."), or that it holds no opinion;
 - `copies_evidence`: is, once case, spacing and punctuation are set aside, a word-for-word span of one evidence unit;
 - `not_first_person`: does not speak as the bank (no "I", "my", "me"): a restatement of facts, not its judgment.
   Unless the answer says it in the first person: small models take the "I think" off when they extract the opinion
   of an answer that reads "I think Priya is a good coach [2]." Then the candidate is kept in the answer's words
-  ("I think Priya is a good coach."), stance included (an answer's "I doubt ..." stays a doubt).
+  ("I think Priya is a good coach."), stance included (an answer's "I doubt ..." stays a doubt);
+- `factual_claim`: is a claim of fact, however hedged ("I believe Danny lives in Portland"), not a judgment
+  (hindsight/reflect/judgment.py);
+- `uncited`: cites none of the memories the model was handed. Its `sources` count only where they number one of
+  them; without such a number of its own, a candidate rests on the memories its answer cites. A candidate that cites
+  nothing is rejected rather than stored at the lowest confidence: a stored opinion comes back in later answers as the
+  bank's own view, so an uncited one would turn the answer's guess into memory; and an opinion is tied to the input
+  only through its evidence (forgetting a fact drops or cleans what was derived from it), so one without evidence
+  could never be forgotten with the facts it came from;
+- `unsupported`: its cited memories do not bear on it: none of them mentions what it is about (a word of it other
+  than stance, evaluation and function words, compared by stem), or it names someone or something (a capitalised
+  word) that neither they nor the question mention. A small model copies the prompt's example into an opinion about
+  something else, or names a club that never appears; citing a memory does not make either the bank's judgment.
+  A kept opinion's evidence is the cited memories that bear on it: a model that cites every memory it was handed
+  gains nothing by it.
 
-The rules look at the form of a sentence only (general English, nothing tuned to a data set). A third-person
-evaluation that the answer does not voice as the bank's ("Denver suits Maya") is rejected: the prompt asks for
-"I think ...", and the form cannot tell whose view it is. Someone else's not knowing ("I think Maya does not know what
-she wants") is a judgment and stays.
+The rules look at the form of a sentence and at the memories it cites only (general English, nothing tuned to a data
+set). A third-person evaluation that the answer does not voice as the bank's ("Denver suits Maya") is rejected: the
+prompt asks for "I think ...", and the form cannot tell whose view it is. Someone else's not knowing ("I think Maya
+does not know what she wants") is not the bank's: it is a claim of fact.
 """
 
 from __future__ import annotations
@@ -25,9 +39,11 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from hindsight.llm.base import is_refusal
 from hindsight.models import MemoryUnit, Network
+from hindsight.reflect.judgment import EVALUATIVE, is_judgment
 from hindsight.reflect.schemas import OpinionOut
 from hindsight.reflect.types import RejectedOpinion, RejectReason
 
@@ -82,6 +98,28 @@ _FILLER = frozenset({
 })
 # fmt: on
 _MIN_COPY_WORDS = 4  # shorter spans ("I think so") are common phrases, not copies
+# Words that say nothing about what an opinion is about: function words, pronouns and stance verbs (with _FILLER and
+# the evaluative words).
+# fmt: off
+_NOT_TOPIC = _FILLER | EVALUATIVE | frozenset({
+    "the", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "by", "from", "about", "as", "into",
+    "than", "then", "these", "those", "its", "been", "being", "have", "has", "had", "may", "might", "must", "shall",
+    "more", "most", "less", "much", "many", "some", "any", "all", "each", "every", "other", "own", "same", "such",
+    "only", "even", "still", "yet", "now", "here", "there", "when", "where", "why", "how", "what", "which", "who",
+    "whom", "whose", "if", "because", "while", "although", "though", "he", "she", "they", "him", "her", "them", "his",
+    "hers", "their", "we", "us", "our", "you", "your", "mine", "way", "thing", "things", "one", "lot", "bit", "get",
+    "got", "make", "made", "like", "just", "doubt", "expect", "consider", "find", "someone", "something",
+})
+# fmt: on
+_SUFFIXES = ("ing", "ed", "es", "s", "e")
+
+
+@dataclass
+class CitedOpinion:
+    """A candidate that is an opinion, with the memories it cites."""
+
+    opinion: OpinionOut
+    sources: list[MemoryUnit]
 
 
 def _plain(text: str) -> str:
@@ -117,6 +155,8 @@ def rejection(text: str, query: str, evidence_texts: Sequence[str]) -> RejectRea
         return RejectReason.COPIES_EVIDENCE
     if not _FIRST_PERSON.search(plain):
         return RejectReason.NOT_FIRST_PERSON
+    if not is_judgment(plain):
+        return RejectReason.FACTUAL_CLAIM
     return None
 
 
@@ -136,22 +176,77 @@ def voiced(text: str, answer: str) -> str | None:
     return None
 
 
+def cited_evidence(
+    candidate: OpinionOut, evidence: Sequence[MemoryUnit], answer_cited: Sequence[str]
+) -> list[MemoryUnit]:
+    """The memories a candidate cites: those its `sources` number (1-based, as the model was handed them), else those
+    its answer cites (`answer_cited`: unit ids); numbers that name no memory do not count."""
+    own = [evidence[n - 1] for n in dict.fromkeys(candidate.sources) if 1 <= n <= len(evidence)]
+    if own:
+        return own
+    by_id = {u.id: u for u in evidence}
+    return [by_id[i] for i in answer_cited if i in by_id]
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _mentions(stems: set[str], word: str) -> bool:
+    """Whether a word of the candidate is among the stems ("moving" and "moved", "run" and "running")."""
+    stem = _stem(word)
+    return any(s.startswith(stem) or stem.startswith(s) for s in stems if len(s) >= 3 and len(stem) >= 3)
+
+
+def supporting(text: str, query: str, sources: Sequence[MemoryUnit]) -> list[MemoryUnit]:
+    """The cited memories that bear on a candidate: those that mention what it is about (all of them when it is about
+    nothing in particular); none when it names what neither they nor the question mention (the module docstring,
+    `unsupported`)."""
+    stems = [{_stem(w) for w in _words(u.text)} for u in sources]
+    known = set().union(*stems, {_stem(w) for w in _words(query)})
+    capitalised = [w.lower() for w in _WORD.findall(_plain(text))[1:] if w[0].isupper()]
+    names = [w for w in capitalised if w.split("'")[0] not in _NOT_TOPIC]  # not "I'm", nor "He" after a full stop
+    if not all(_mentions(known, n) for n in names):
+        return []
+    topic = [w for w in _words(text) if len(w) >= 3 and w not in _NOT_TOPIC]
+    return [u for u, s in zip(sources, stems, strict=True) if not topic or any(_mentions(s, w) for w in topic)]
+
+
 def check_opinions(
-    candidates: Sequence[OpinionOut], query: str, answer: str, evidence: Sequence[MemoryUnit]
-) -> tuple[list[OpinionOut], list[RejectedOpinion]]:
-    """The candidates that are opinions (a third-person one that the answer voices in the first person, in the
-    answer's words), and the rejected ones with their reasons (logged, without their text). A candidate may repeat
-    one of the bank's own opinions: that is a judgment, reaffirmed, not a copy of a fact."""
+    candidates: Sequence[OpinionOut],
+    query: str,
+    answer: str,
+    evidence: Sequence[MemoryUnit],
+    answer_cited: Sequence[str],
+) -> tuple[list[CitedOpinion], list[RejectedOpinion]]:
+    """The candidates that are opinions, with the memories they cite (a third-person one that the answer voices in the
+    first person is kept in the answer's words), and the rejected ones with their reasons (logged, without their
+    text). A candidate may repeat one of the bank's own opinions: that is a judgment, reaffirmed, not a copy of a
+    fact."""
     facts = [u.text for u in evidence if u.network != Network.OPINION]
-    kept: list[OpinionOut] = []
+    kept: list[CitedOpinion] = []
     rejected: list[RejectedOpinion] = []
+    seen: set[tuple[str, ...]] = set()
     for candidate in candidates:
+        if tuple(_words(candidate.opinion)) in seen:
+            continue  # a small model repeats one candidate to fill the list: one judgment, weighed once
+        seen.add(tuple(_words(candidate.opinion)))
         reason = rejection(candidate.opinion, query, facts)
         said = voiced(candidate.opinion, answer) if reason is RejectReason.NOT_FIRST_PERSON else None
         if said is not None:
-            reason, candidate = None, candidate.model_copy(update={"opinion": said})
+            candidate = candidate.model_copy(update={"opinion": said})
+            reason = None if is_judgment(said) else RejectReason.FACTUAL_CLAIM
+        cited = cited_evidence(candidate, evidence, answer_cited) if reason is None else []
+        sources = supporting(candidate.opinion, query, cited)
+        if reason is None and not cited:
+            reason = RejectReason.UNCITED
+        elif reason is None and not sources:
+            reason = RejectReason.UNSUPPORTED
         if reason is None:
-            kept.append(candidate)
+            kept.append(CitedOpinion(candidate, sources))
             continue
         rejected.append(RejectedOpinion(text=candidate.opinion, reason=reason))
         log.info(

@@ -27,16 +27,19 @@ Answer the question from your memories below, as yourself. Each memory has a num
 - Be brief: a few sentences."""
 
 OPINION_RULES = """\
-Read your answer below and write down the opinions it shows: your own judgments, beliefs or preferences.
-Each opinion is your view in one sentence that starts with "I" ("I think ...", "I believe ...", "I would ...").
-Not an opinion: a fact repeated from memory, what the memories say, a question, or that you do not know.
+Read your answer below and write down the opinions it shows: your own judgments of what is good or bad, right or
+wrong, wise or worth it, what someone should do, or what you prefer.
+Each opinion is one sentence that starts with "I" and judges, like "I think [a choice] was good for [someone]." or
+"I think [someone] should [do something].".
+Not an opinion: a fact, even one you believe ("I believe she lives in Lisbon." is a fact), what the memories say, a
+question, or that you do not know.
 For each opinion give:
-- opinion: your view, one sentence starting with "I".
+- opinion: your judgment, one sentence starting with "I".
+- sources: the numbers of the memories that support it, like [1, 3]. An opinion that no memory supports is not yours.
 - reasoning: why you hold it, in one sentence.
-- confidence: from 0.0 (a guess) to 1.0 (certain), how strongly you hold it given the evidence and who you are.
 - entities: names of the people, places or things it is about.
 At most {max_opinions} opinions. If the answer holds no opinion, reply {{"opinions": []}}.
-Reply with JSON only, in this form: {{"opinions": [{{"opinion": "I think ...", "reasoning": "...", "confidence": 0.7,
+Reply with JSON only, in this form: {{"opinions": [{{"opinion": "I think ...", "sources": [1], "reasoning": "...",
 "entities": ["..."]}}]}}"""
 
 ASSESS_RULES = """\
@@ -106,10 +109,14 @@ def answer_messages(identity: str, query: str, memories: str, query_time: dateti
     return [ChatMessage("system", f"{identity}\n\n{ANSWER_RULES}"), ChatMessage("user", user)]
 
 
-def opinion_messages(identity: str, query: str, answer: str, max_opinions: int) -> list[ChatMessage]:
+def opinion_messages(
+    identity: str, query: str, answer: str, memories: Sequence[str], max_opinions: int
+) -> list[ChatMessage]:
+    """System: identity and rules; user: the numbered memories the answer was given, the question and the answer."""
     rules = OPINION_RULES.format(max_opinions=max_opinions)
+    listed = "\n".join(memories) if memories else "(no memories)"
     return [ChatMessage("system", f"{identity}\n\n{rules}"),
-            ChatMessage("user", f"Question: {query}\n\nYour answer: {answer}")]
+            ChatMessage("user", f"Memories:\n{listed}\n\nQuestion: {query}\n\nYour answer: {answer}")]
 
 
 def assess_messages(opinion: MemoryUnit, facts: Sequence[MemoryUnit]) -> list[ChatMessage]:

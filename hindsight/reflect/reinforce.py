@@ -3,7 +3,8 @@ they bear on.
 
 Candidates of a new fact are the opinions that share an entity with it or whose embedding is close to it
 (cosine > reinforce_cosine). Each candidate opinion is assessed once against all of its new facts; the verdict
-moves its confidence by the update rule, a contradiction may also revise its text, and every change is recorded
+moves its confidence by the update rule, a contradiction may also revise its text (not into a claim of fact:
+hindsight/reflect/judgment.py), and every change is recorded
 in the opinion's history with the facts as evidence, dated when the facts happened (the latest `mentioned_at`).
 
 A fact is new evidence for an opinion only if it was retained after the opinion was formed (a fact queued at retain
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from hindsight.errors import LLMError
 from hindsight.llm.base import StructuredOutputError
 from hindsight.models import LLMUsage, MemoryUnit, Network, OpinionEvent, Verdict
+from hindsight.reflect.judgment import is_judgment
 from hindsight.reflect.opinions import OpinionVectors, updated_confidence
 from hindsight.reflect.prompts import assess_messages
 from hindsight.reflect.schemas import AssessmentOut
@@ -122,6 +124,10 @@ class Reinforcer(Stage):
         confidence = updated_confidence(before, verdict, self.config.reinforce.alpha)
         revised = reply.value.revised_opinion if verdict == Verdict.CONTRADICT else None
         text = revised.strip() if revised and revised.strip() else opinion.text
+        if text != opinion.text and not is_judgment(text):
+            log.info("bank %s: the revision of opinion %s is a claim of fact; the opinion keeps its text",
+                     bank.bank_id, opinion.id)
+            text = opinion.text
         event = OpinionEvent(unit_id=opinion.id, verdict=verdict, confidence=confidence, text=text,
                              evidence=[f.id for f in evidence], reason=reply.value.reason,
                              at=max(f.mentioned_at for f in evidence))

@@ -1,6 +1,6 @@
 """Pydantic schemas of the LLM's reasoning output: opinions (paper appendix A.5), assessments, observations.
 
-Lenient where small models are sloppy (aliases, percent confidences, strings for lists), strict where it matters
+Lenient where small models are sloppy (aliases, strings for lists of names or numbers), strict where it matters
 (an opinion needs text, a verdict must be one of the four). The JSON schema the model is given (in the prompt, as a
 llama.cpp grammar, as an OpenAI response format) holds only what it fills: no class docstrings, no generated titles.
 """
@@ -30,19 +30,16 @@ MAX_OPINION_ENTITIES = 10
 # closes the JSON under constrained decoding.
 _OPINION_SCHEMA: dict[str, Any] = {"maxLength": 300}
 MAX_OBSERVATION_SOURCES = 30
+MAX_OPINION_SOURCES = 10  # shown in the schema, like MAX_OPINION_ENTITIES
 
 
-def _confidence(value: Any) -> Any:
-    """0.8, "0.8", "80%" and 80 all mean 0.8."""
-    if isinstance(value, str):
-        match = re.search(r"-?\d+(?:\.\d+)?", value)
-        if match is None:
-            return value
-        number = float(match.group(0))
-        value = number / 100 if "%" in value or number > 1 else number
-    elif isinstance(value, (int, float)) and not isinstance(value, bool) and 1 < value <= 100:
-        value = value / 100
-    return value
+def _numbers(value: Any) -> Any:
+    """[1, 3], "1, 3", "[1][3]" and 1 all mean memories 1 and 3 (or 1)."""
+    if value is None:
+        return []
+    if isinstance(value, (int, str)):
+        value = [value]
+    return [int(m) for v in value for m in re.findall(r"\d+", str(v))]
 
 
 def _names(value: Any) -> Any:
@@ -68,19 +65,24 @@ class _Lenient(ModelFacing):
 
 
 class OpinionOut(_Lenient):
-    """One opinion: a first-person judgment with its reasoning and confidence."""
+    """One opinion: a first-person judgment, its reasoning and the numbers of the memories it rests on. No
+    confidence: the engine derives it from the cited memories (hindsight/reflect/opinions.py)."""
 
     opinion: str = Field(min_length=3, validation_alias=AliasChoices("opinion", "text", "statement"),
                          json_schema_extra=_OPINION_SCHEMA)
+    # Before the reasoning: a small model that fills the reasoning up to its length bound then closes the object
+    # without the fields after it.
+    sources: list[int] = Field(default_factory=list,
+                               validation_alias=AliasChoices("sources", "source", "citations", "memories", "evidence"),
+                               json_schema_extra={"maxItems": MAX_OPINION_SOURCES})
     reasoning: str = Field("", validation_alias=AliasChoices("reasoning", "reason", "why"),
                            json_schema_extra=_OPINION_SCHEMA)
-    confidence: float = Field(ge=0.0, le=1.0)
     entities: list[str] = Field(default_factory=list, json_schema_extra={"maxItems": MAX_OPINION_ENTITIES})
 
-    @field_validator("confidence", mode="before")
+    @field_validator("sources", mode="before")
     @classmethod
-    def _conf(cls, value: Any) -> Any:
-        return _confidence(value)
+    def _sources(cls, value: Any) -> Any:
+        return _numbers(value)
 
     @field_validator("entities", mode="before")
     @classmethod
@@ -134,11 +136,7 @@ class ObservationOut(_Lenient):
     @field_validator("sources", mode="before")
     @classmethod
     def _sources(cls, value: Any) -> Any:
-        if value is None:
-            return []
-        if isinstance(value, (int, str)):
-            value = [value]
-        return [int(m) for v in value for m in re.findall(r"\d+", str(v))]
+        return _numbers(value)
 
 
 class ObservationsOut(_Lenient):

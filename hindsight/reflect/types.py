@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from enum import Enum
 
 from pydantic import BaseModel, Field
@@ -28,7 +29,6 @@ _VERDICTS = {Assessment.AGREES: Verdict.REINFORCE, Assessment.DOUBTS: Verdict.WE
              Assessment.DISAGREES: Verdict.CONTRADICT, Assessment.UNRELATED: Verdict.NEUTRAL}
 
 
-
 class RejectReason(str, Enum):
     """Why an opinion candidate is not an opinion (hindsight/reflect/opinion_check.py says what each means)."""
 
@@ -37,6 +37,9 @@ class RejectReason(str, Enum):
     EMPTY = "empty"
     COPIES_EVIDENCE = "copies_evidence"
     NOT_FIRST_PERSON = "not_first_person"
+    FACTUAL_CLAIM = "factual_claim"
+    UNCITED = "uncited"
+    UNSUPPORTED = "unsupported"
 
 
 class RejectedOpinion(BaseModel):
@@ -82,6 +85,11 @@ class ReflectResult(BaseModel):
     rejected_opinions: list[RejectedOpinion] = Field(default_factory=list)  # candidates that are not opinions
     opinion_error: str | None = None  # why no opinions were formed, when extraction failed
     usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def rejected_by_reason(self) -> dict[RejectReason, int]:
+        """How many opinion candidates were rejected for each reason."""
+        return dict(Counter(r.reason for r in self.rejected_opinions))
 
 
 class PendingProgress(BaseModel):
