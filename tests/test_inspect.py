@@ -11,7 +11,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from hindsight import Bank, Hindsight, HindsightConfig
+from hindsight import Bank, Hindsight, HindsightConfig, LinkType
 from hindsight.embed.base import Embedder
 from hindsight.errors import EntityNotFoundError, InvalidInputError
 from hindsight.inspect import (
@@ -150,7 +150,7 @@ def test_top_subgraph_and_unit_graph(graph: nx.MultiDiGraph) -> None:
     assert top_subgraph(graph, 10_000).number_of_nodes() == graph.number_of_nodes()
     units = unit_graph(graph)
     assert units.number_of_nodes() == sum(1 for _, d in graph.nodes(data=True) if d["kind"] == "unit")
-    link_types = {"entity", "temporal", "semantic", "causal", "reply"}
+    link_types = {t.value for t in LinkType}
     assert all(set(d["types"]) <= link_types for _, _, d in units.edges(data=True))
 
 

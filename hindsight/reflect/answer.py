@@ -96,7 +96,7 @@ class Reflector:
         return result
 
     def _opinions(
-        self, bank: BankHandle, identity: str, memories: list[str], result: ReflectResult, at: datetime
+        self, bank: BankHandle, identity: str, memories: str, result: ReflectResult, at: datetime
     ) -> LLMUsage:
         """Extract the answer's opinions (the model is shown the numbered memories again, to cite them), check them
         and store them into `result`; returns the usage."""

@@ -110,13 +110,13 @@ def answer_messages(identity: str, query: str, memories: str, query_time: dateti
 
 
 def opinion_messages(
-    identity: str, query: str, answer: str, memories: Sequence[str], max_opinions: int
+    identity: str, query: str, answer: str, memories: str, max_opinions: int
 ) -> list[ChatMessage]:
-    """System: identity and rules; user: the numbered memories the answer was given, the question and the answer."""
+    """System: identity and rules; user: the numbered memories the answer was given (`memory_sections`), the
+    question and the answer."""
     rules = OPINION_RULES.format(max_opinions=max_opinions)
-    listed = "\n".join(memories) if memories else "(no memories)"
     return [ChatMessage("system", f"{identity}\n\n{rules}"),
-            ChatMessage("user", f"Memories:\n{listed}\n\nQuestion: {query}\n\nYour answer: {answer}")]
+            ChatMessage("user", f"Memories:\n{memories}\n\nQuestion: {query}\n\nYour answer: {answer}")]
 
 
 def assess_messages(opinion: MemoryUnit, facts: Sequence[MemoryUnit]) -> list[ChatMessage]:
