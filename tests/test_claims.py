@@ -163,6 +163,14 @@ def test_a_value_beside_another_supersedes_nothing_an_unqualified_club_may_be_an
     assert supersessions([book], [claim("d", "Striders", 2, attribute="club:running")]) == []
 
 
+def test_claims_of_one_session_all_supersede_what_came_before_and_not_each_other() -> None:
+    boston = claim("a", "Boston", 1)
+    denver, highlands = claim("b", "Denver", 2), claim("c", "Highlands neighborhood", 2)
+    assert {(s.newer, s.older) for s in supersessions([highlands, denver], [boston])} == {("b", "a"), ("c", "a")}
+    assert {(s.newer, s.older) for s in supersessions([claim("d", "Austin", 3)], [boston, denver, highlands])} == {
+        ("d", "b"), ("d", "c")}
+
+
 def test_other_attributes_and_subjects_never_supersede() -> None:
     job = claim("b", "Amazon", 2, attribute="workplace")
     sister = TimedClaim("c", "e-leah", "residence", "Seattle", False, 3)

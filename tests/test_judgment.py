@@ -40,6 +40,7 @@ def test_most_judgments_of_the_labelled_set_are_kept() -> None:
         "I would not sign the lease yet.",  # what the bank would do
         "I prefer the quieter flat.",  # the bank's own preference
         "I find the timeline unrealistic.",  # a small clause
+        "I think Bob's claim about his supplement is plausible.",  # how credible a claim is
         "I think the trip was worth it, although it rained.",  # a concession is a side remark
     ],
 )

@@ -374,4 +374,5 @@ def test_reflect_recalls_every_network_and_shows_each_apart(engine: Hindsight, f
         section = {Network.WORLD: world, Network.EXPERIENCE: experience, Network.OPINION: opinions}[unit.network]
         assert f"[{numbered[unit.id]}] " in section  # each memory under its network, numbered by its rank
     assert "Ava: I recommended a scratching post for Miso." in experience
-    assert "(confidence 0.70) " in opinions and "I think Alice is settling in well" in opinions
+    held = next(u for u in result.evidence if u.network is Network.OPINION)
+    assert f"(confidence {held.confidence:.2f}) " in opinions and "I think Alice is settling in well" in opinions

@@ -166,7 +166,7 @@ def test_answer_prompt_asks_for_the_banks_own_judgment_instead_of_a_refusal() ->
 
 
 def test_opinion_prompt_asks_for_first_person_sentences_and_says_what_is_no_opinion() -> None:
-    memories = "Facts:\n[1] (world) DuckDB ran ten times faster.\n[2] (world) Maya uses Postgres."
+    memories = "[1] (world) DuckDB ran ten times faster.\n[2] (world) Maya uses Postgres."
     system, user = opinion_messages("You are Ava.", "Should Maya use DuckDB?", "I think she should [1].", memories, 2)
     assert 'starts with "I"' in system.content and '"opinion": "I think ..."' in system.content
     assert "question, or that you do not know" in system.content and "At most 2 opinions" in system.content

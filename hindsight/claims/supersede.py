@@ -74,7 +74,8 @@ def supersedes(new: TimedClaim, old: TimedClaim) -> bool:
 
 def supersessions(new: Iterable[TimedClaim], existing: Iterable[TimedClaim]) -> list[Supersession]:
     """The supersessions that new claims bring, among themselves and with the existing claims: `b` supersedes
-    `a` when nothing said between them already did. At least one of each pair is new."""
+    `a` when nothing said between them already did. Claims said at the same time (one session) all supersede what
+    came before: their order within the session is not known. At least one of each pair is new."""
     fresh = list(new)
     fresh_units = {c.unit_id for c in fresh}
     groups: dict[tuple[str, str], list[TimedClaim]] = {}
@@ -84,10 +85,13 @@ def supersessions(new: Iterable[TimedClaim], existing: Iterable[TimedClaim]) -> 
     for claims in groups.values():
         claims.sort(key=lambda c: (c.said, c.unit_id))
         for i, old in enumerate(claims):
+            first: float | None = None
             for newer in claims[i + 1 :]:
+                if first is not None and newer.said > first:
+                    break  # later claims supersede the ones that superseded this
                 if not supersedes(newer, old):
                     continue
+                first = newer.said
                 if old.unit_id in fresh_units or newer.unit_id in fresh_units:
                     out[Supersession(newer.unit_id, old.unit_id, old.attribute)] = None
-                break  # later claims supersede the one that superseded this
     return list(out)

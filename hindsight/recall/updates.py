@@ -7,8 +7,9 @@ changed or ended value (hindsight/claims/, retain/updates.py). Recall reads thos
 - every candidate that a newer unit supersedes is marked `superseded_by`;
 - when the query asks about the present ("now", "currently", "still", "anymore", or simply "Where does Danny
   live?") rather than the past ("before", "used to", "previously") or a period (a time constraint), and asks
-  about that attribute (or says "now" and names none), the newest unit of the chain is placed just above the
-  superseded one, loaded from the store if no channel found it. The older unit stays, as history.
+  about that attribute (or says "now" and names none), the newest unit of each chain is placed just above the
+  superseded one, loaded from the store if no channel found it (a session may update one fact twice: "I moved to
+  Denver", "my apartment is in the Highlands"). The older unit stays, as history.
 """
 
 from __future__ import annotations
@@ -55,9 +56,8 @@ def apply_updates(
         return out
     for old in list(out.candidates):
         relevant = [e for e in newer_of.get(old.fused.label, []) if _relevant(e, intent)]
-        if relevant:
-            newest = _newest(store, bank_id, _best(relevant, intent, rank), unit_filter)
-            _place_above(out, old, newest, load)
+        for edge in sorted(relevant, key=lambda e: _preference(e, intent, rank)):
+            _place_above(out, old, _newest(store, bank_id, edge, unit_filter), load)
     return out
 
 
@@ -74,10 +74,14 @@ def _relevant(edge: GraphEdge, intent: QueryIntent) -> bool:
     return _wanted(edge, intent) or (intent.current and not intent.attributes)
 
 
+def _preference(edge: GraphEdge, intent: QueryIntent, rank: dict[int, int]) -> tuple[bool, int, int]:
+    """Of several newer units, one of an attribute the query asks about first; then the one the channels ranked
+    best; then the latest written."""
+    return not _wanted(edge, intent), rank.get(edge.dst, len(rank)), -edge.dst
+
+
 def _best(edges: list[GraphEdge], intent: QueryIntent, rank: dict[int, int]) -> GraphEdge:
-    """Of several newer units, one of an attribute the query asks about; then the one the channels ranked best;
-    then the latest written."""
-    return min(edges, key=lambda e: (not _wanted(e, intent), rank.get(e.dst, len(rank)), -e.dst))
+    return min(edges, key=lambda e: _preference(e, intent, rank))
 
 
 def _newest(store: MemoryStore, bank_id: str, edge: GraphEdge, unit_filter: UnitFilter) -> GraphEdge:

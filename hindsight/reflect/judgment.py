@@ -1,11 +1,11 @@
 """Whether an opinion candidate is a judgment or a claim of fact (paper appendix: "I think the move was good for him").
 
 A judgment's main statement evaluates ("was good for him", "is the right call", "is worth it", "suits her"),
-recommends ("should", "ought to", "I would wait") or gives the bank's own preference or feeling ("I like", "I prefer",
-"I'm glad"). A claim of fact says what is, was or will be: where someone lives or works, what they did, have, are,
-like or plan, dates, numbers, forecasts, what someone said. Hedging does not make it a judgment: "I believe Danny
-lives in Portland" is a claim of fact, and so is a factual main statement with an evaluative side remark ("Danny
-lives in Seattle, which is a great city").
+recommends ("should", "ought to", "I would wait"), weighs a claim ("is plausible", "is dubious") or gives the bank's
+own preference or feeling ("I like", "I prefer", "I'm glad"). A claim of fact says what is, was or will be: where
+someone lives or works, what they did, have, are, like or plan, dates, numbers, forecasts, what someone said.
+Hedging does not make it a judgment: "I believe Danny lives in Portland" is a claim of fact, and so is a factual
+main statement with an evaluative side remark ("Danny lives in Seattle, which is a great city").
 
 The rules read the form of the sentence in general English; they do not ask the LLM, so they hold however weak the
 model is. In order:
@@ -34,23 +34,25 @@ import re
 # Words that evaluate, in general English (also what opinion_check.py sets aside to find what an opinion is about).
 # fmt: off
 EVALUATIVE = frozenset({
-    "good", "great", "bad", "better", "best", "worse", "worst", "excellent", "terrible", "awful", "poor", "wonderful",
-    "fantastic", "ideal", "perfect", "right", "wrong", "wise", "wiser", "unwise", "smart", "smarter", "clever",
-    "foolish", "silly", "sensible", "reasonable", "unreasonable", "sound", "solid", "strong", "stronger", "weak",
-    "weaker", "risky", "riskier", "dangerous", "safer", "unsafe", "healthier", "unhealthy", "helpful", "unhelpful",
-    "useful", "useless", "valuable", "worthwhile", "pointless", "important", "essential", "necessary", "unnecessary",
-    "appropriate", "inappropriate", "suitable", "unsuitable", "happier", "lucky", "fortunate", "unfortunate",
-    "impressive", "admirable", "commendable", "brave", "courageous", "bold", "reckless", "kind", "caring", "generous",
-    "thoughtful", "honest", "reliable", "unreliable", "trustworthy", "talented", "gifted", "skilled", "capable",
-    "competent", "dedicated", "committed", "disciplined", "lazy", "hardworking", "careless", "careful", "responsible",
-    "irresponsible", "mature", "immature", "ready", "unready", "prepared", "unprepared", "easy", "easier", "hard",
-    "harder", "difficult", "tough", "challenging", "demanding", "ambitious", "realistic", "unrealistic", "premature",
-    "excessive", "promising", "successful", "unsuccessful", "effective", "ineffective", "efficient", "inefficient",
-    "productive", "beneficial", "harmful", "pleasant", "unpleasant", "nice", "nicer", "lovely", "enjoyable", "fun",
-    "boring", "exciting", "stressful", "rewarding", "fulfilling", "meaningful", "convincing", "unconvincing",
-    "justified", "unjustified", "fair", "unfair", "questionable", "problematic", "sustainable", "unsustainable",
-    "overpriced", "costly", "well", "badly", "mistake", "success", "failure", "improvement", "risk", "waste", "asset",
-    "gamble", "bargain", "blessing", "upgrade", "setback", "disaster", "triumph",
+    "good", "great", "bad", "better", "best", "worse", "worst", "excellent", "terrible", "awful", "poor",
+    "wonderful", "fantastic", "ideal", "perfect", "right", "wrong", "wise", "wiser", "unwise", "smart", "smarter",
+    "clever", "foolish", "silly", "sensible", "reasonable", "unreasonable", "sound", "solid", "strong", "stronger",
+    "weak", "weaker", "risky", "riskier", "dangerous", "safer", "unsafe", "healthier", "unhealthy", "helpful",
+    "unhelpful", "useful", "useless", "valuable", "worthwhile", "pointless", "important", "essential", "necessary",
+    "unnecessary", "appropriate", "inappropriate", "suitable", "unsuitable", "happier", "lucky", "fortunate",
+    "unfortunate", "impressive", "admirable", "commendable", "brave", "courageous", "bold", "reckless", "kind",
+    "caring", "generous", "thoughtful", "honest", "reliable", "unreliable", "trustworthy", "talented", "gifted",
+    "skilled", "capable", "competent", "dedicated", "committed", "disciplined", "lazy", "hardworking", "careless",
+    "careful", "responsible", "irresponsible", "mature", "immature", "ready", "unready", "prepared", "unprepared",
+    "easy", "easier", "hard", "harder", "difficult", "tough", "challenging", "demanding", "ambitious", "realistic",
+    "unrealistic", "premature", "excessive", "promising", "successful", "unsuccessful", "effective", "ineffective",
+    "efficient", "inefficient", "productive", "beneficial", "harmful", "pleasant", "unpleasant", "nice", "nicer",
+    "lovely", "enjoyable", "fun", "boring", "exciting", "stressful", "rewarding", "fulfilling", "meaningful",
+    "convincing", "unconvincing", "justified", "unjustified", "fair", "unfair", "questionable", "problematic",
+    "sustainable", "unsustainable", "overpriced", "costly", "plausible", "implausible", "credible", "believable",
+    "unbelievable", "dubious", "doubtful", "suspicious", "legitimate", "misleading", "exaggerated", "well", "badly",
+    "mistake", "success", "failure", "improvement", "risk", "waste", "asset", "gamble", "bargain", "blessing",
+    "upgrade", "setback", "disaster", "triumph",
 })
 # fmt: on
 _DECISION_NOUNS = (
