@@ -46,6 +46,7 @@ from hindsight.models import MemoryUnit, Network
 from hindsight.reflect.judgment import EVALUATIVE, is_judgment
 from hindsight.reflect.schemas import OpinionOut
 from hindsight.reflect.types import RejectedOpinion, RejectReason
+from hindsight.text import split_sentences
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +88,6 @@ _STANCE_OPENING = re.compile(
     r"(?:am )?(?:sure|convinced|confident|certain))(?: that)?"
 )
 _CITATIONS = re.compile(r"\s*\[\d{1,4}\]")
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 # Stance verbs, pronouns and function words: a candidate made only of these says nothing.
 # fmt: off
 _FILLER = frozenset({
@@ -167,7 +167,7 @@ def voiced(text: str, answer: str) -> str | None:
     words = _words(text)
     if not words:
         return None
-    for sentence in _SENTENCE_BREAK.split(_CITATIONS.sub("", _plain(answer))):
+    for sentence in split_sentences(_CITATIONS.sub("", _plain(answer))):
         found = list(_WORD.finditer(sentence))
         said = [m.group(0).lower() for m in found]
         for i in range(len(said) - len(words) + 1):
