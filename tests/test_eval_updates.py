@@ -15,16 +15,18 @@ from eval.updates_data import Case, Conversation, Session, Turn, fixture_problem
 FIXTURE = Path(__file__).parent / "fixtures" / "updates.json"
 # Written blind to the detection (c11 to c20), to measure it on conversations nobody tuned it on.
 HELD_OUT = Path(__file__).parent / "fixtures" / "updates_heldout.json"
+# A second blind set (c21 to c30), written after the first had been read while improving the detection.
+BLIND2 = Path(__file__).parent / "fixtures" / "updates_blind2.json"
 KINDS = ("residence", "workplace", "school", "partner", "diet", "club", "car", "phone")
 
 
-@pytest.fixture(scope="module", params=[FIXTURE, HELD_OUT], ids=["updates", "updates_heldout"])
+@pytest.fixture(scope="module", params=[FIXTURE, HELD_OUT, BLIND2], ids=["updates", "updates_heldout", "blind2"])
 def conversations(request: pytest.FixtureRequest) -> list[Conversation]:
     return load_fixture(request.param)
 
 
 def test_the_held_out_fixture_shares_no_id_with_the_other() -> None:
-    assert fixture_problems(load_fixture(FIXTURE) + load_fixture(HELD_OUT)) == []
+    assert fixture_problems(load_fixture(FIXTURE) + load_fixture(HELD_OUT) + load_fixture(BLIND2)) == []
 
 
 def test_the_fixture_validates(conversations: list[Conversation]) -> None:

@@ -8,7 +8,7 @@ live in Boston") states no current value, so it makes no claim.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from hindsight.claims import lexicon as lex
@@ -48,6 +48,9 @@ _BOUNDARY = re.compile(
 _LEADING = frozenset({"a", "an", "the", "my", "our", "his", "her", "their", "new", "brand", "used", "local", "little",
                       "big", "same", "current", "nice", "lovely", "beautiful", "huge", "tiny", "old"})
 _MAX_VALUE_TOKENS = 6
+# A name that opens a sentence before a comma is whom it is said to ("Nova, I got the job"), or a place that
+# answers a question ("Austin, in a little duplex"), not its subject.
+_VOCATIVE = re.compile(r"^\s*(?:(?:hey|hi|oh|so|well)\s+)?[A-Z][\w'-]*,\s")
 _MAJOR = re.compile(r"\ban?\s+((?:[a-z-]+\s+){0,2}?[a-z-]+)\s+major\b", re.IGNORECASE)
 
 
@@ -62,29 +65,65 @@ class Claim:
     ended: bool
     sentence: str
     additional: bool = False  # "I'm also tutoring at the library on Saturdays": beside the value, not instead
+    topic: bool = False  # only says what the sentence is about (claims/topics.py): no value, never supersedes
 
 
 def claims_in(text: str, people: Sequence[str] = ()) -> list[Claim]:
     """The claims of one message, in order; `people` are the persons it names (known given names and names after
     "my sister" are found too), to read "he" and "she"."""
-    tokens = _TOKEN.findall(text)
-    people = [*people, *(t for i, t in enumerate(tokens) if t[0].isupper() and (
-        t.lower() in GIVEN_NAMES or (i > 0 and tokens[i - 1].lower() in RELATIONS)))]
+    people = talked_about(text, people)
     out: list[Claim] = []
     seen: set[tuple[str, str, str, bool]] = set()
-    text = text.replace("’", "'")
-    offset = 0
-    for sentence in split_sentences(text):
-        start = text.find(sentence, offset)
-        offset = start + len(sentence)
-        if sentence.rstrip().endswith("?"):
-            continue
-        for claim in _sentence_claims(sentence, text[:start], people):
+    for sentence, before in statements(text):
+        for claim in _sentence_claims(sentence, before, people):
             key = (claim.subject, claim.attribute, claim.value.lower(), claim.ended)
             if key not in seen:
                 seen.add(key)
                 out.append(claim)
     return out
+
+
+def statements(text: str) -> Iterator[tuple[str, str]]:
+    """Each sentence of the text that is not a question, with the text before it."""
+    text = text.replace("’", "'")
+    offset = 0
+    for sentence in split_sentences(text):
+        start = text.find(sentence, offset)
+        offset = start + len(sentence)
+        if not sentence.rstrip().endswith("?"):
+            yield sentence, text[:start]
+
+
+def talked_about(text: str, people: Sequence[str], given_names: bool = True) -> list[str]:
+    """`people` and the persons the text names after a relation ("my sister Ana") or, with `given_names`, by a
+    known given name."""
+    tokens = _TOKEN.findall(text)
+    return [*people, *(t.rstrip(".") for i, t in enumerate(tokens) if t[0].isupper() and (
+        (given_names and t.lower() in GIVEN_NAMES) or (i > 0 and tokens[i - 1].lower() in RELATIONS)))]
+
+
+def statement_subject(sentence: str, at: int, before: str, people: Sequence[str]) -> str | None:
+    """Whom the statement whose words start at `at` is about: the subject of its clause, else of the words before
+    it; a fragment that names no one ("Austin, in a little duplex") is the speaker's own. None for a wish, plan,
+    condition or question, or a subject that is not a person ("you", "they")."""
+    left = _VOCATIVE.sub("", sentence[:at])
+    clause = next((c for c in reversed(_CLAUSE.split(left)) if _TOKEN.search(c)), "")
+    if lex.CONDITIONAL.search(left) or lex.HYPOTHETICAL.search(clause):
+        return None
+    pronoun = _last_person(before + left, people)
+    known = {p.lower().rstrip(".") for p in people}
+    for words in (clause, left):
+        subject = _subject(words, pronoun)
+        # A capitalised word counts only as a person the message names ("Austin, in a duplex" is a place).
+        if subject is not None and subject != SPEAKER and not subject.startswith("rel:"):
+            subject = subject.rstrip(".")
+            subject = subject if subject.lower() in known else None
+        if subject is not None:
+            return subject
+    rest = _VOCATIVE.sub("", sentence)
+    words_in = {t.lower() for t in _TOKEN.findall(rest)}
+    named = any(re.search(rf"(?<!\w){re.escape(p)}(?!\w)", rest) for p in people)
+    return None if named or words_in & (_STOP_SUBJECT | _PRONOUNS | RELATIONS) else SPEAKER
 
 
 def _last_person(before: str, people: Sequence[str]) -> str | None:
@@ -282,6 +321,8 @@ def _device(value: str, within: int | None) -> str:
     tokens = value.split()
     known = lex.CAR_WORDS | lex.PHONE_WORDS
     for i, t in enumerate(tokens[:within]):
+        if t.lower().endswith("'s"):  # "my dad's Camry": someone else's
+            return ""
         if t.lower() in known:
             model = [t]
             for nxt in tokens[i + 1 : i + 3]:

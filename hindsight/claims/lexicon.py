@@ -216,7 +216,10 @@ HYPOTHETICAL = re.compile(
     r"planning|thinking|think|considering|consider|wondering|wonder|if|whether|maybe|perhaps|someday|dream|dreams|"
     r"dreaming|wish|going\s+to|gonna|about\s+to|used\s+to|supposed\s+to|try|trying|tried|apply|applying|applied|"
     r"interview|interviewing|suggest|suggested|recommend|recommended|advice|imagine|when|before|after|until|"
-    r"once|ever|never|chance|offer|offered|options|looking|look|nearly|almost)\b",
+    r"once|ever|never|chance|offer|offered|options|looking|look|nearly|almost|"
+    # someone else's wish ("keeps begging us to move"), and having without owning ("test drive", "borrowing")
+    r"begging|begs|begged|urging|urges|pushing|telling|convince|convincing|persuade|test|borrow|borrows|borrowed|"
+    r"borrowing|loaner|rental)\b",
     re.IGNORECASE,
 )
 # Words anywhere before a predicate that make it a condition.

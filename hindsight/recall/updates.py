@@ -10,6 +10,10 @@ changed or ended value (hindsight/claims/, retain/updates.py). Recall reads thos
   about that attribute (or says "now" and names none), the newest unit of each chain is placed just above the
   superseded one, loaded from the store if no channel found it (a session may update one fact twice: "I moved to
   Denver", "my apartment is in the Highlands"). The older unit stays, as history.
+- when the query says "now", "currently", "still", "these days" (or another cue of the present), the candidates
+  that talk about one subject's asked attribute (claims/topics.py: "we closed on a condo in the Highlands" is about
+  where the speaker lives) are put in order, newest first, in the places they hold: a change of value that no claim
+  recognized still comes above what it changed. Nothing is marked by a topic alone.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hindsight.claims.query import QueryIntent, read_query
+from hindsight.claims.supersede import family
 from hindsight.recall.ranked import Candidate, Fused
 from hindsight.store.base import GraphEdge, MemoryStore, UnitFilter
 
@@ -40,10 +45,22 @@ def apply_updates(
 ) -> UpdateOrder:
     """Mark superseded candidates, and put the current fact above them when the query asks about now."""
     out = UpdateOrder(list(candidates))
+    intent = read_query(query)
+    _superseding(store, bank_id, out, intent, asks_period, unit_filter, load)
+    if intent.current and intent.attributes and not intent.past and not asks_period:
+        _latest_first(store, bank_id, out, intent)
+    return out
+
+
+def _superseding(
+    store: MemoryStore, bank_id: str, out: UpdateOrder, intent: QueryIntent, asks_period: bool,
+    unit_filter: UnitFilter, load: Callable[[list[Fused]], list[Candidate]],
+) -> None:
+    """Mark what the update links say is superseded, and place the newest unit of each chain above it."""
+    candidates = list(out.candidates)
     edges = store.update_links(bank_id, [c.fused.label for c in candidates], unit_filter)
     if not edges:
-        return out
-    intent = read_query(query)
+        return
     newer_of: dict[int, list[GraphEdge]] = {}
     for edge in edges:
         newer_of.setdefault(edge.src, []).append(edge)
@@ -53,12 +70,28 @@ def apply_updates(
         if found:
             out.superseded_by[cand.unit.id] = _best(found, intent, rank).dst_id
     if asks_period or not intent.asks_current:
-        return out
+        return
     for old in list(out.candidates):
         relevant = [e for e in newer_of.get(old.fused.label, []) if _relevant(e, intent)]
         for edge in sorted(relevant, key=lambda e: _preference(e, intent, rank)):
             _place_above(out, old, _newest(store, bank_id, edge, unit_filter), load)
-    return out
+
+
+def _latest_first(store: MemoryStore, bank_id: str, out: UpdateOrder, intent: QueryIntent) -> None:
+    """Within each group of candidates on one subject's asked attribute (by their claims and topics), the newest
+    takes the best place the group holds."""
+    order = out.candidates
+    claims = store.unit_claims(bank_id, [c.fused.label for c in order])
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, cand in enumerate(order):
+        keys = {(r.subject, family(r.attribute)) for r in claims.get(cand.fused.label, []) if intent.wants(r.attribute)}
+        for key in keys:
+            groups.setdefault(key, []).append(i)
+    for places in groups.values():
+        if len(places) > 1:
+            newest_first = sorted((order[i] for i in places), key=lambda c: -c.unit.mentioned_at.timestamp())
+            for i, cand in zip(places, newest_first, strict=True):
+                order[i] = cand
 
 
 def _attributes(edge: GraphEdge) -> set[str]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from hindsight.claims.extract import SPEAKER, Claim, claims_in
 from hindsight.claims.supersede import TimedClaim, family, supersessions
+from hindsight.claims.topics import topics_in
 from hindsight.models import Document, ExtractedFact, Link, LinkType, Turn, is_assistant_role
 from hindsight.names import clean_mention, normalize_name
 from hindsight.nicknames import NICKNAMES
@@ -34,15 +35,17 @@ class Updates:
 
 
 def detect_updates(store: MemoryStore, bank_id: str, doc: Document, units: Sequence[NewFactUnit]) -> Updates:
-    """Claims of the new units, and the supersessions they bring among themselves and with the bank's claims."""
+    """Claims and topics of the new units, and the supersessions the claims bring among themselves and with the
+    bank's claims."""
     records = [r for u in units for r in _unit_claims(doc, u)]
-    if not records:
-        return Updates([], [])
-    keys = list(dict.fromkeys((r.subject, family(r.attribute)) for r in records))
+    claims = [r for r in records if not r.topic]
+    if not claims:
+        return Updates(records, [])
+    keys = list(dict.fromkeys((r.subject, family(r.attribute)) for r in claims))
     new_ids = {u.unit_id for u in units}
     existing = [c for c in store.claims_about(bank_id, keys, _EXISTING_PER_KEY) if c.unit_id not in new_ids]
     attributes: dict[tuple[str, str], list[str]] = {}
-    for s in supersessions([_timed(r) for r in records], [_timed(c) for c in existing]):
+    for s in supersessions([_timed(r) for r in claims], [_timed(c) for c in existing]):
         attributes.setdefault((s.newer, s.older), []).append(s.attribute)
     # One link per pair of units: its subtype lists the attributes the newer unit updates.
     links = [Link(src=newer, dst=older, type=LinkType.UPDATE, weight=1.0, subtype=",".join(sorted(set(names))))
@@ -56,7 +59,8 @@ def _timed(record: ClaimRecord) -> TimedClaim:
 
 
 def _unit_claims(doc: Document, unit: NewFactUnit) -> list[ClaimRecord]:
-    """The claims of one unit: of each person's turn it holds verbatim, else of its own (narrative) text."""
+    """The claims and topics of one unit: of each person's turn it holds verbatim, else of its own (narrative)
+    text. A topic that a claim of the same subject already covers is left out."""
     fact = unit.fact
     if doc.document_id.startswith("_"):  # memory the engine derived: opinions, observations
         return []
@@ -67,18 +71,23 @@ def _unit_claims(doc: Document, unit: NewFactUnit) -> list[ClaimRecord]:
     verbatim = [t for t in people if t.text.strip() and t.text.strip() in fact.text]
     for said in verbatim:
         others = [p for p in persons if p != said.speaker]
-        found += [(c, said) for c in claims_in(said.text, others)]
+        found += [(c, said) for c in _said(said.text, others)]
     if not verbatim and people:
         speakers = {t.speaker or t.role for t in people}
         sole = people[0] if len(speakers) == 1 else None
-        found += [(c, sole) for c in claims_in(fact.text, persons)]
+        found += [(c, sole) for c in _said(fact.text, persons)]
     out: list[ClaimRecord] = []
     for claim, turn in found:
         subject = _subject_key(claim.subject, turn, unit.canonical)
         if subject is not None:
             out.append(ClaimRecord(unit.unit_id, subject, claim.attribute, claim.value, claim.ended,
-                                   fact.mentioned_at, claim.additional))
-    return out
+                                   fact.mentioned_at, claim.additional, claim.topic))
+    covered = {(r.subject, family(r.attribute)) for r in out if not r.topic}
+    return [r for r in out if not (r.topic and (r.subject, family(r.attribute)) in covered)]
+
+
+def _said(text: str, people: list[str]) -> list[Claim]:
+    return [*claims_in(text, people), *topics_in(text, people)]
 
 
 def _subject_key(subject: str, turn: Turn | None, canonical: dict[str, str]) -> str | None:

@@ -99,6 +99,7 @@ class ClaimRecord:
     ended: bool
     said: datetime
     additional: bool = False  # held beside the earlier value, not instead of it
+    topic: bool = False  # the unit only talks about the attribute: no value, never supersedes
 
 
 @dataclass(frozen=True)
@@ -289,8 +290,11 @@ class MemoryStore(ABC):
         filter; seen from the older end, so `dst` is the newer unit and `subtype` the attribute."""
     @abstractmethod
     def claims_about(self, bank_id: str, keys: Sequence[tuple[str, str]], limit: int) -> list[ClaimRecord]:
-        """The latest `limit` claims of each (subject, attribute family) key, newest first: the family "club"
-        also finds "club:running"."""
+        """The latest `limit` claims (not topics) of each (subject, attribute family) key, newest first: the family
+        "club" also finds "club:running"."""
+    @abstractmethod
+    def unit_claims(self, bank_id: str, labels: list[int]) -> dict[int, list[ClaimRecord]]:
+        """The claims and topics of each of `labels` that has any."""
     @abstractmethod
     def reply_links(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> list[GraphEdge]:
         """The reply links from `labels` (units that ask a question) to the units answering them, which pass

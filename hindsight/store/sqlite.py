@@ -168,10 +168,10 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
             labels = self._insert_units(c, bank_id, batch)
             self._insert_links(c, bank_id, batch.links, labels)
             c.executemany(
-                "INSERT OR IGNORE INTO claims(bank_id, subject, attribute, said, unit_label, value, ended, additional) "
-                "VALUES(?,?,?,?,?,?,?,?)",
+                "INSERT OR IGNORE INTO claims(bank_id, subject, attribute, said, unit_label, value, ended, additional, "
+                "topic) VALUES(?,?,?,?,?,?,?,?,?)",
                 [(bank_id, k.subject, k.attribute, _ts(k.said), labels[k.unit_id], k.value, int(k.ended),
-                  int(k.additional)) for k in batch.claims if k.unit_id in labels],
+                  int(k.additional), int(k.topic)) for k in batch.claims if k.unit_id in labels],
             )
             self._update_units(c, bank_id, batch.update_units)
             self._insert_opinion_events(c, bank_id, batch.opinion_events)

@@ -160,11 +160,25 @@ class GraphQueries:
                 "SELECT u.id, c.attribute, c.value, c.ended, c.said, c.additional FROM claims c "
                 "JOIN units u ON u.label=c.unit_label "
                 "WHERE c.bank_id=? AND c.subject=? AND (c.attribute=? OR (c.attribute>=? AND c.attribute<?)) "
+                "AND c.topic=0 "
                 "ORDER BY c.said DESC LIMIT ?",
                 (bank_id, subject, family, f"{family}:", f"{family};", limit),
             )
             out += [ClaimRecord(r[0], subject, r[1], r[2], bool(r[3]), datetime.fromtimestamp(r[4], timezone.utc),
                                 bool(r[5])) for r in rows]
+        return out
+
+    def unit_claims(self, bank_id: str, labels: list[int]) -> dict[int, list[ClaimRecord]]:
+        out: dict[int, list[ClaimRecord]] = {}
+        for part in _chunks(labels):
+            rows = self._query(
+                "SELECT c.unit_label, u.id, c.subject, c.attribute, c.value, c.ended, c.said, c.additional, c.topic "
+                f"FROM claims c JOIN units u ON u.label=c.unit_label WHERE c.unit_label IN ({_marks(len(part))}) "
+                "AND c.bank_id=?", (*part, bank_id))
+            for r in rows:
+                out.setdefault(r[0], []).append(ClaimRecord(
+                    r[1], r[2], r[3], r[4], bool(r[5]), datetime.fromtimestamp(r[6], timezone.utc), bool(r[7]),
+                    bool(r[8])))
         return out
 
     def reply_links(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> list[GraphEdge]:

@@ -89,6 +89,7 @@ ADDED_COLUMNS = [
     ("pending_work", "requeued", "INTEGER NOT NULL DEFAULT 0"),  # queued again while claimed: run it again
     ("units", "segment_embeddings", "BLOB"),  # float32 rows of the unit's segments; NULL: none
     ("units", "lead", "TEXT"),  # text quoted from before the unit; NULL: none
+    ("claims", "topic", "INTEGER NOT NULL DEFAULT 0"),  # 1: the unit only talks about the attribute
 ]
 # Data that moves into a column when it is added, in the same transaction.
 BACKFILLS = {
