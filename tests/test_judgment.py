@@ -11,16 +11,19 @@ import pytest
 from hindsight.reflect.judgment import is_judgment
 
 FIXTURE = Path(__file__).parent / "fixtures" / "opinion_candidates.json"
+# The candidates qwen-0.5b and qwen-1.5b wrote in bench/reflect_opinions.py, labelled by hand.
+MODELS = Path(__file__).parent / "fixtures" / "opinion_candidates_models.json"
 
 
-def _labelled() -> list[tuple[str, bool]]:
-    data = json.loads(FIXTURE.read_text(encoding="utf-8"))
+def _labelled(path: Path = FIXTURE) -> list[tuple[str, bool]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
     return [(c["text"], c["label"] == "judgment") for c in data["candidates"]]
 
 
-def test_no_claim_of_fact_of_the_labelled_set_passes_as_a_judgment() -> None:
-    labelled = _labelled()
-    assert len(labelled) >= 30 and {j for _, j in labelled} == {True, False}
+@pytest.mark.parametrize("path", [FIXTURE, MODELS], ids=["ours", "models"])
+def test_no_claim_of_fact_of_the_labelled_set_passes_as_a_judgment(path: Path) -> None:
+    labelled = _labelled(path)
+    assert len(labelled) >= 20 and {j for _, j in labelled} == {True, False}
     assert [t for t, judgment in labelled if not judgment and is_judgment(t)] == []
 
 
