@@ -107,8 +107,8 @@ def statement_subject(sentence: str, at: int, before: str, people: Sequence[str]
     it; a fragment that names no one ("Austin, in a little duplex") is the speaker's own. None for a wish, plan,
     condition or question, or a subject that is not a person ("you", "they")."""
     left = _VOCATIVE.sub("", sentence[:at])
-    clause = next((c for c in reversed(_CLAUSE.split(left)) if _TOKEN.search(c)), "")
-    if lex.CONDITIONAL.search(left) or lex.HYPOTHETICAL.search(clause):
+    clause = _stated_clause(left)
+    if clause is None:
         return None
     pronoun = _last_person(before + left, people)
     known = {p.lower().rstrip(".") for p in people}
@@ -159,15 +159,23 @@ def _sentence_claims(sentence: str, before: str, people: Sequence[str]) -> list[
             if c.ended or (c.subject, c.attribute, c.value) not in ended]
 
 
+def _stated_clause(left: str) -> str | None:
+    """The last clause of the words before a predicate, whose subject the predicate shares ("I live in Portland and
+    work at Providence"); None when they make it no statement of the present (a condition, wish or plan)."""
+    clause = next((c for c in reversed(_CLAUSE.split(left)) if _TOKEN.search(c)), "")
+    if lex.CONDITIONAL.search(left) or lex.HYPOTHETICAL.search(clause):
+        return None
+    return clause
+
+
 def _context(
     sentence: str, start: int, pronoun: str | None, subject: str | None = None
 ) -> tuple[str, bool] | None:
     """The subject of the predicate starting at `start` (unless given), and whether it is negated; None when the
     words before it make no statement of the present, or name no subject."""
     left = sentence[:start]
-    # A predicate joined to the one before ("I live in Portland and work at Providence") shares its subject.
-    clause = next((c for c in reversed(_CLAUSE.split(left)) if _TOKEN.search(c)), "")
-    if lex.CONDITIONAL.search(left) or lex.HYPOTHETICAL.search(clause):
+    clause = _stated_clause(left)
+    if clause is None:
         return None
     subject = subject or _subject(clause, pronoun)
     if subject is None:

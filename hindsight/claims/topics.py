@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from hindsight.claims import lexicon as lex
-from hindsight.claims.extract import SPEAKER, Claim, statement_subject, statements, talked_about
+from hindsight.claims.extract import Claim, statement_subject, statements, talked_about
 
 # Brand and model words that are also common words or names ("golf", "Lincoln") say nothing of a car on their own.
 _AMBIGUOUS = frozenset({"leaf", "golf", "bolt", "accord", "genesis", "lincoln", "beetle", "mercedes", "jaguar",
@@ -29,7 +29,8 @@ TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       r"our\s+place|my\s+place|new\s+place|a\s+place\s+together|retirement\s+community|"
                       r"assisted\s+living|unit\s+\d+"),
         ("workplace", r"job|jobs|works|working|worked|hired|promoted|promotion|boss|coworkers?|co-workers?|"
-                      r"colleagues?|employer|(?<!me\s)(?<!us\s)(?<!her\s)(?<!him\s)company|firm|office|position|shifts?|career|laid\s+off|fired|resigned|"
+                      r"colleagues?|employer|(?<!me\s)(?<!us\s)(?<!her\s)(?<!him\s)company|firm|office|position|"
+                      r"shifts?|career|laid\s+off|fired|resigned|"
                       r"quit|intern|internship|salary|associate|manager|supervisor|nurse|analyst|engineer|"
                       r"barista|teacher|residency|headquarters"),
         ("school", r"school|college|university|campus|class|classes|semester|grade|program|programme|degree|major|"
@@ -48,9 +49,6 @@ TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 _FAVORITE = re.compile(r"\bfavou?rite\b(?:\s+((?:[a-z]+\s+){0,2}?[a-z]+)\s+(?:is|has|would|right|these|at)\b)?",
                        re.IGNORECASE)
-# Brand words name a car or a phone; each field keeps its own.
-_CAR_ONLY = frozenset(lex.CAR_WORDS)
-_PHONE_ONLY = frozenset(lex.PHONE_WORDS)
 
 
 def topics_in(text: str, people: Sequence[str] = ()) -> list[Claim]:
@@ -72,7 +70,8 @@ def _attributes(sentence: str) -> list[tuple[str, int]]:
     for attribute, pattern in TOPICS:
         for m in pattern.finditer(sentence):
             word = m.group(0).lower()
-            if (attribute == "car" and word in _PHONE_ONLY) or (attribute == "phone" and word in _CAR_ONLY):
+            # a brand word names a car or a phone, not both
+            if (attribute == "car" and word in lex.PHONE_WORDS) or (attribute == "phone" and word in lex.CAR_WORDS):
                 continue
             found.append((attribute, m.start()))
             break
@@ -82,5 +81,3 @@ def _attributes(sentence: str) -> list[tuple[str, int]]:
         break
     return found
 
-
-__all__ = ["SPEAKER", "TOPICS", "topics_in"]
