@@ -153,6 +153,7 @@ class NameKey(NamedTuple):
     joined: str
     compact: str  # alphanumerics only: "jean-luc" == "jeanluc", "o'brien" == "obrien"
     gender: str | None
+    legal: bool  # the name ended in a corporate suffix: a company's full name ("Acme Robotics Inc.")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -166,13 +167,15 @@ def name_key(text: str) -> NameKey:
     gender: str | None = None
     while len(tokens) > 1 and tokens[0] in lex.TITLES:
         gender = gender or lex.TITLE_GENDER.get(tokens.pop(0))
+    legal = False
     while len(tokens) > 1 and tokens[-1] in lex.CORP_SUFFIXES:
         tokens.pop()
+        legal = True
     joined = " ".join(tokens)
     compact = "".join(tokens)
     if not compact.isalnum():
         compact = _NON_ALNUM.sub("", compact)
-    return NameKey(tuple(tokens), joined, compact, gender)
+    return NameKey(tuple(tokens), joined, compact, gender, legal)
 
 
 @lru_cache(maxsize=1 << 14)

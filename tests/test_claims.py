@@ -60,6 +60,9 @@ def one(text: str) -> tuple[str, str, str, bool]:
         ("My friend Margaret teaches chemistry at Allderdice High.", ("Margaret", "workplace", "Allderdice High",
                                                                      False)),
         ("I ran a new personal best of 24:10 in the 5K!", (SPEAKER, "record:5k", "24:10", False)),
+        # a tag question leaves the statement; "Dad" is a name
+        ("I live in Reno now, can you believe it?", (SPEAKER, "residence", "Reno", False)),
+        ("Dad finally caved, he has an iPhone 13 now.", ("Dad", "phone", "iPhone 13", False)),
     ],
 )
 def test_a_statement_of_the_present_makes_one_claim(text: str, expected: tuple[str, str, str, bool]) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from hindsight.claims import lexicon as lex
+from hindsight.claims.kin import NAME_LIKE
 from hindsight.nicknames import GIVEN_NAMES, MODIFIERS, RELATIONS, TITLES
 from hindsight.text import split_sentences
 
@@ -36,6 +37,13 @@ _UNNAMED = re.compile(r"(?:someone|somebody|a\s+(?:guy|girl|woman|man|boy)|(?:an
 _OBJECT_BEFORE = frozenset({"in", "at", "to", "from", "near", "with", "for", "of", "on", "into", "the", "a", "an",
                             "about", "by", "visited", "visit", "called", "told", "met", "saw", "asked"})
 _CLAUSE = re.compile(r"[,;:()\"]|\s[-–—]\s|\b(?:and|but|so|because|though|although|while|whereas)\b", re.IGNORECASE)
+# A question tagged onto a statement: ", right?", ", can you believe it?", ", isn't it?".
+_TAG_QUESTION = re.compile(
+    r",\s*(?:right|huh|eh|no|yeah|ok|okay|you\s+know|(?:can|could|would|do|did)\s+you\s+(?:believe|imagine|guess)\s+"
+    r"(?:it|that)|(?:is|are|was|were|do|does|did|has|have|wo|would|ca|could)n't\s+(?:it|he|she|they|we|you|i|that))"
+    r"\s*\?+$",
+    re.IGNORECASE,
+)
 _TOKEN = re.compile(r"[A-Za-z0-9][\w'&.-]*")
 _BOUNDARY = re.compile(
     r"\s*(?:[,;:!?()\"]|\.(?:\s|$)|\s[-–—]\s|\b(?:and|but|so|because|since|as|with|for|after|before|when|while|until|"
@@ -84,14 +92,16 @@ def claims_in(text: str, people: Sequence[str] = ()) -> list[Claim]:
 
 
 def statements(text: str) -> Iterator[tuple[str, str]]:
-    """Each sentence of the text that is not a question, with the text before it."""
+    """Each sentence of the text that is not a question, with the text before it; a statement with a tag question
+    ("He still uses a BlackBerry, can you believe it?") is the statement."""
     text = text.replace("’", "'")
     offset = 0
     for sentence in split_sentences(text):
         start = text.find(sentence, offset)
         offset = start + len(sentence)
-        if not sentence.rstrip().endswith("?"):
-            yield sentence, text[:start]
+        stated = _TAG_QUESTION.sub("", sentence.rstrip())
+        if not stated.endswith("?"):
+            yield stated, text[:start]
 
 
 def talked_about(text: str, people: Sequence[str], given_names: bool = True) -> list[str]:
@@ -99,7 +109,8 @@ def talked_about(text: str, people: Sequence[str], given_names: bool = True) -> 
     known given name."""
     tokens = _TOKEN.findall(text)
     return [*people, *(t.rstrip(".") for i, t in enumerate(tokens) if t[0].isupper() and (
-        (given_names and t.lower() in GIVEN_NAMES) or (i > 0 and tokens[i - 1].lower() in RELATIONS)))]
+        (given_names and t.lower() in GIVEN_NAMES) or t.lower() in NAME_LIKE
+        or (i > 0 and tokens[i - 1].lower() in RELATIONS)))]
 
 
 def statement_subject(sentence: str, at: int, before: str, people: Sequence[str]) -> str | None:
@@ -196,7 +207,7 @@ def _subject(clause: str, pronoun: str | None) -> str | None:
             return pronoun
         if low in _STOP_SUBJECT:
             return None
-        if low in RELATIONS:
+        if low in RELATIONS and not (token[0].isupper() and low in NAME_LIKE):  # "Dad" is a name
             owner = next((t.lower() for t in reversed(tokens[:i]) if t.lower() not in MODIFIERS), "")
             return f"rel:{low}" if owner in {"my", "our"} else None
         if token[0].isupper() and low not in lex.FILLERS and low.rstrip(".") not in TITLES:

@@ -35,7 +35,8 @@ TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       r"barista|teacher|residency|headquarters"),
         ("school", r"school|college|university|campus|class|classes|semester|grade|program|programme|degree|major|"
                    r"majoring|student|students|studying|studies|enrolled|transferred|transfer|bootcamp|mba|phd|"
-                   r"master's|masters|thesis|graduated|graduate|dorms?|tuition"),
+                   r"master's|masters|thesis|graduated|graduate|dorms?|tuition|elementary|preschool|pre-k|kindergarten|"
+                   r"daycare|montessori|academy|homeschool(?:ed|ing)?"),
         ("partner", r"dating|on\s+a\s+date|boyfriend|girlfriend|partner|husband|wife|fianc[ée]e?|married|engaged|"
                     r"wedding|broke\s+up|breakup|break-up|divorced?|separated|single|relationship|seeing\s+someone|"
                     r"keeping\s+company|got\s+together"),

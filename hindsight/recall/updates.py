@@ -10,10 +10,12 @@ changed or ended value (hindsight/claims/, retain/updates.py). Recall reads thos
   about that attribute (or says "now" and names none), the newest unit of each chain is placed just above the
   superseded one, loaded from the store if no channel found it (a session may update one fact twice: "I moved to
   Denver", "my apartment is in the Highlands"). The older unit stays, as history.
-- when the query says "now", "currently", "still", "these days" (or another cue of the present), the candidates
-  that talk about one subject's asked attribute (claims/topics.py: "we closed on a condo in the Highlands" is about
-  where the speaker lives) are put in order, newest first, in the places they hold: a change of value that no claim
-  recognized still comes above what it changed. Nothing is marked by a topic alone.
+- when the query asks about an attribute as it is today ("now", "currently", "these days", or in the present tense
+  without a cue of the past: "What car does Maya drive?"), the candidates that talk about one subject's asked
+  attribute (claims/topics.py: "we closed on a condo in the Highlands" is about where the speaker lives) are put in
+  order, newest first, in the places they hold: a change of value that no claim recognized still comes above what
+  it changed. A relative's claims made before the speaker named them count as the named person's (claims/kin.py).
+  Nothing is marked by a topic alone.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from hindsight.claims.kin import KIN, MAX_BINDINGS, bound_names
 from hindsight.claims.query import QueryIntent, read_query
 from hindsight.claims.supersede import family
 from hindsight.recall.ranked import Candidate, Fused
@@ -47,7 +50,7 @@ def apply_updates(
     out = UpdateOrder(list(candidates))
     intent = read_query(query)
     _superseding(store, bank_id, out, intent, asks_period, unit_filter, load)
-    if intent.current and intent.attributes and not intent.past and not asks_period:
+    if intent.asks_present and not asks_period:
         _latest_first(store, bank_id, out, intent)
     return out
 
@@ -82,9 +85,13 @@ def _latest_first(store: MemoryStore, bank_id: str, out: UpdateOrder, intent: Qu
     takes the best place the group holds."""
     order = out.candidates
     claims = store.unit_claims(bank_id, [c.fused.label for c in order])
+    relatives = {r.subject for found in claims.values() for r in found if "/" in r.subject}
+    bindings = store.claims_about(bank_id, [(s, KIN) for s in relatives], MAX_BINDINGS)
+    named = bound_names((r.subject, r.value) for r in bindings)
     groups: dict[tuple[str, str], list[int]] = {}
     for i, cand in enumerate(order):
-        keys = {(r.subject, family(r.attribute)) for r in claims.get(cand.fused.label, []) if intent.wants(r.attribute)}
+        keys = {(named.get(r.subject, r.subject), family(r.attribute))
+                for r in claims.get(cand.fused.label, []) if intent.wants(r.attribute)}
         for key in keys:
             groups.setdefault(key, []).append(i)
     for places in groups.values():

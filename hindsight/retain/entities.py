@@ -23,7 +23,7 @@ from hindsight.names import NameKey, blocking_keys, clean_mention, initials, nam
 from hindsight.nicknames import GIVEN_NAMES, NICKNAMES
 from hindsight.retain.entity_words import DESIGNATORS
 
-__all__ = ["EntityResolver", "Resolution", "blocking_keys", "clean_mention", "normalize_name"]
+__all__ = ["EntityResolver", "Resolution", "blocking_keys", "clean_mention", "naming_score", "normalize_name"]
 
 UNKNOWN_LABEL = "ENTITY"
 PREFIX_SCORE = 0.9  # whole-token prefix/subset: "Robert" ~ "Robert Smith"
@@ -36,6 +36,8 @@ _PAIR_CACHE_MAX = 1 << 16
 # restaurant) FAC, LOC or ORG; other labels must agree.
 _LABEL_GROUP = {"GPE": "PLACE", "LOC": "PLACE"}
 _COMPATIBLE_GROUPS = frozenset({frozenset({"FAC", "PLACE"}), frozenset({"FAC", "ORG"})})
+# The labels of a company's name: spaCy calls a business ORG or FAC.
+_BUSINESS_GROUPS = frozenset({"ORG", "FAC"})
 
 
 @dataclass
@@ -61,11 +63,16 @@ _NO_MATCH = (0.0, False)
 
 
 def _token_score(a: str, b: str, gate: float, given: bool) -> tuple[float, bool]:
-    """Similarity of two different tokens, and whether it is literal (not via a nickname)."""
+    """Similarity of a mention's token `a` and a different candidate token `b`, and whether it is literal (not via
+    a nickname)."""
     if given:  # nicknames only apply in the given-name position
         fa, fb = _NICK_FORMALS.get(a), _NICK_FORMALS.get(b)
-        if (fa is not None and b in fa) or (fb is not None and a in fb):
+        if fa is not None and b in fa:
             return 1.0, False
+        if fb is not None and a in fb:
+            # A candidate known by a nickname of several names ("Chris": Christopher, Christine) is not known to
+            # bear the mention's formal name; one of a single name ("Bob": Robert) is.
+            return (1.0, False) if len(fb) == 1 else _NO_MATCH
         if fa is not None and fb is not None and not fa.isdisjoint(fb):
             return NICK_SIBLING_SCORE, False
     # Fuzzy matching is for typos only. A changed first or last letter usually makes another
@@ -81,8 +88,9 @@ def _token_score(a: str, b: str, gate: float, given: bool) -> tuple[float, bool]
     return (ratio, True) if ratio >= gate else _NO_MATCH
 
 
-def _form_score(m: tuple[str, ...], f: tuple[str, ...], gate: float) -> tuple[float, bool]:
-    """(sim_str, literal) of two keys that are not equal; (0.0, False) when rejected."""
+def _form_score(m: tuple[str, ...], f: tuple[str, ...], gate: float, legal: bool) -> tuple[float, bool]:
+    """(sim_str, literal) of two keys that are not equal, `legal` when the longer is a company's full name; (0.0,
+    False) when rejected."""
     low, literal = 1.0, True
     if len(m) == len(f):
         for i, a in enumerate(m):
@@ -93,15 +101,16 @@ def _form_score(m: tuple[str, ...], f: tuple[str, ...], gate: float) -> tuple[fl
                     return _NO_MATCH
                 low, literal = min(low, score), literal and lit
         return low, literal
-    short, long_ = (m, f) if len(m) < len(f) else (f, m)
+    mention_short = len(m) < len(f)
+    short, long_ = (m, f) if mention_short else (f, m)
     # Greedy in-order alignment of the shorter name's tokens into the longer one.
     first = last = -1
     j = 0
     for i, token in enumerate(short):
         while j < len(long_):
             other = long_[j]
-            score, lit = (1.0, True) if token == other else _token_score(
-                token, other, gate, i == 0 and j == 0)
+            pair = (token, other) if mention_short else (other, token)
+            score, lit = (1.0, True) if token == other else _token_score(*pair, gate, i == 0 and j == 0)
             j += 1
             if score > 0.0:
                 first = j - 1 if first < 0 else first
@@ -111,13 +120,25 @@ def _form_score(m: tuple[str, ...], f: tuple[str, ...], gate: float) -> tuple[fl
         else:
             return 0.0, False
     if first == 0:
-        if last == len(short) - 1 and all(t in DESIGNATORS for t in long_[len(short):]):
+        if last == len(short) - 1 and _variant(short, long_, legal):
             # "Northwind" ~ "Northwind Labs": the same name, but not literally, so the labels must agree.
             return low, False
         return PREFIX_SCORE * low, literal
     if last == len(long_) - 1:
         return SURNAME_SCORE * low, literal
     return 0.0, False  # middle tokens only ("Anne" in "Jane Anne Smith") is too weak
+
+
+def _variant(short: tuple[str, ...], long_: tuple[str, ...], legal: bool) -> bool:
+    """Whether the longer name, which starts with the shorter, names the same thing: it adds only designators
+    ("Northwind Labs"), or it is a company's full name, which people shorten to its first words ("Acme" for "Acme
+    Robotics Inc."; without "Inc." "Acme Robotics" may be a part of Acme). A lone given name before such words names
+    a person ("Helen Park")."""
+    return (legal or all(t in DESIGNATORS for t in long_[len(short):])) and not _given_alone(short)
+
+
+def _given_alone(tokens: tuple[str, ...]) -> bool:
+    return len(tokens) == 1 and tokens[0] in GIVEN_NAMES
 
 
 def _match(mkey: NameKey, form: str, gate: float) -> tuple[float, bool, bool]:
@@ -128,7 +149,8 @@ def _match(mkey: NameKey, form: str, gate: float) -> tuple[float, bool, bool]:
         return 0.0, False, full  # nothing to match, or Mr. Smith vs Mrs. Smith
     if fkey.joined == mkey.joined or (mkey.compact and fkey.compact == mkey.compact):
         return 1.0, True, full
-    return (*_form_score(mkey.tokens, fkey.tokens, gate), full)
+    legal = fkey.legal if len(fkey.tokens) > len(mkey.tokens) else mkey.legal
+    return (*_form_score(mkey.tokens, fkey.tokens, gate, legal), full)
 
 
 _ACRONYM = re.compile(r"[A-Z]{2,6}")
@@ -143,6 +165,28 @@ def _acronym(mention: str, cand: EntityCandidate) -> bool:
         return any(initials(f) == text.lower() for f in forms)
     short = initials(text)
     return len(short) > 1 and any(_ACRONYM.fullmatch(f.strip()) and f.strip().lower() == short for f in forms)
+
+
+def naming_score(text: str, cand: EntityCandidate) -> float:
+    """How surely words that NER passed over name a known entity: 1.0 when they are one of its names, PREFIX_SCORE
+    when they are the first words of a company's full name, or the other way round ("Acme" ~ "Acme Robotics Inc."),
+    else 0.0. Without a label of their own, they get no other partial match: "Chelsea" is not "Chelsea Market", nor
+    "Collins" "Collins Institute"."""
+    key = name_key(text)
+    if not key.joined:
+        return 0.0
+    business = _label_group(cand.label) in _BUSINESS_GROUPS
+    best = 0.0
+    for form in (cand.name, *cand.aliases):
+        fkey = name_key(form)
+        if fkey.joined == key.joined or (key.compact and fkey.compact == key.compact):
+            return 1.0
+        short, long_ = (key, fkey) if len(key.tokens) < len(fkey.tokens) else (fkey, key)
+        n = len(short.tokens)
+        if (business and long_.legal and n < len(long_.tokens) and long_.tokens[:n] == short.tokens
+                and not _given_alone(short.tokens)):
+            best = PREFIX_SCORE
+    return best
 
 
 def _aware(value: datetime) -> datetime:
@@ -169,18 +213,18 @@ class EntityResolver:
         self.config = config
         self._gate = config.min_string_similarity
         self._window = config.recency_days * 86400.0
-        # (mention key, title gender) -> {candidate form -> (sim_str, literal)}; names recur,
+        # (mention key, title gender, legal) -> {candidate form -> (sim_str, literal)}; names recur,
         # and this keeps resolve() cheap when the same candidates come back.
-        self._pairs: dict[tuple[str, str | None], dict[str, tuple[float, bool, bool]]] = {}
+        self._pairs: dict[tuple[str, str | None, bool], dict[str, tuple[float, bool, bool]]] = {}
         self._pair_count = 0
 
     def _pair_table(self, key: NameKey) -> dict[str, tuple[float, bool, bool]]:
-        table = self._pairs.get((key.joined, key.gender))
+        table = self._pairs.get((key.joined, key.gender, key.legal))
         if table is None:
             if self._pair_count > _PAIR_CACHE_MAX:
                 self._pairs.clear()
                 self._pair_count = 0
-            table = self._pairs[(key.joined, key.gender)] = {}
+            table = self._pairs[(key.joined, key.gender, key.legal)] = {}
         return table
 
     def _string_score(

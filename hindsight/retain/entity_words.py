@@ -52,9 +52,14 @@ PLACE_END_WORDS = frozenset({
     "county", "province", "peninsula",
 })
 
+# Last words of the names of parks and gardens. They are surnames too ("Helen Park"), so they end a place's name
+# only after a word that is not a given name.
+PARK_WORDS = frozenset({"park", "parks", "garden", "gardens"})
+
 # Generic words that may follow an organisation's or a place's name without changing what it names: "Northwind"
-# is "Northwind Labs", "Seattle Children's" is "Seattle Children's Hospital", "Epic" is "Epic Systems".
-DESIGNATORS = ORG_END_WORDS | frozenset({
+# is "Northwind Labs", "Seattle Children's" is "Seattle Children's Hospital", "Epic" is "Epic Systems", "Fernwood"
+# is "Fernwood Park".
+DESIGNATORS = ORG_END_WORDS | PARK_WORDS | frozenset({
     "brothers", "market", "zoo", "stadium", "arena", "mall", "airport", "station", "hotel",
 })
 

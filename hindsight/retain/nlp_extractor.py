@@ -90,13 +90,15 @@ class NLPExtractor(Extractor):
         texts: list[str] = []
         known: list[frozenset[str]] = []  # per turn: its document's speakers
         continues: list[bool] = []  # per turn: whether it follows a turn of the same document
+        speakers_of: list[str | None] = []  # per turn: who wrote it
         for d in documents:
             speakers = frozenset(t.speaker for t in d.turns if t.speaker)
             # NER reads the people's turns: an assistant's names are the ones it brings up, not the user's.
             texts += ["" if _is_assistant(t) else t.text for t in d.turns]
             known += [speakers] * len(d.turns)
             continues += [i > 0 for i in range(len(d.turns))]
-        mentions = self.ner.mentions(texts, known=known, continues=continues)
+            speakers_of += [t.speaker for t in d.turns]
+        mentions = self.ner.mentions(texts, known=known, continues=continues, speakers=speakers_of)
         found_in = iter(mentions)
         out = []
         for d in documents:

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from hindsight.models import Entity, EntityAlias, EntityCandidate, ExtractedFact
-from hindsight.retain.entities import EntityResolver, Resolution, blocking_keys, clean_mention, normalize_name
+from hindsight.retain.entities import (
+    EntityResolver,
+    Resolution,
+    blocking_keys,
+    clean_mention,
+    naming_score,
+    normalize_name,
+)
+from hindsight.retain.ner import NameRun, name_runs
 from hindsight.store.base import EntityWrite, MemoryStore
 
 _COOCCURRENCE_UNITS = 50  # recent units per candidate used for the co-occurrence signal
@@ -23,12 +32,71 @@ class ResolvedEntities:
     by_mention: list[dict[str, str]] = field(default_factory=list)  # per fact: mention text -> canonical name
 
 
+@dataclass
+class _Linked:
+    """One fact's entities, in order of mention, and the canonical name of each mention."""
+
+    ids: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    by_mention: dict[str, str] = field(default_factory=dict)
+
+    def add(self, text: str, write: EntityWrite) -> None:
+        self.by_mention[text] = write.entity.name
+        if write.entity.id not in self.ids:
+            self.ids.append(write.entity.id)
+            self.names.append(write.entity.name)
+
+
+class _Batch:
+    """The entities one call resolves to: pending writes, and candidates that include those made in the batch."""
+
+    def __init__(self, store: MemoryStore, bank_id: str) -> None:
+        self.store, self.bank_id = store, bank_id
+        self.writes: dict[str, EntityWrite] = {}
+        self.made: dict[str, EntityCandidate] = {}
+        # The store does not change during the batch, and names recur from turn to turn.
+        self.stored: dict[frozenset[str], list[EntityCandidate]] = {}
+
+    def candidates(self, keys: set[str]) -> dict[str, EntityCandidate]:
+        frozen = frozenset(keys)
+        if frozen not in self.stored:
+            self.stored[frozen] = self.store.entity_candidates(self.bank_id, keys, _COOCCURRENCE_UNITS)
+        found = {c.id: c for c in self.stored[frozen]}
+        # The batch's own copy of an entity, with the aliases it gained (the store indexes the older ones).
+        for entity_id, cand in self.made.items():
+            if entity_id in found or not keys.isdisjoint(self.writes[entity_id].keys):
+                found[entity_id] = cand
+        return found
+
+    def place(
+        self, res: Resolution, candidates: dict[str, EntityCandidate], when: datetime, context: set[str]
+    ) -> EntityWrite:
+        """Record a resolved mention on its entity's write, made on first use; returns the write."""
+        entity_id = res.entity_id or f"ent-{uuid.uuid4().hex[:16]}"
+        write = self.writes.get(entity_id)
+        if write is None:
+            write = EntityWrite(
+                entity=Entity(
+                    id=entity_id, bank_id=self.bank_id, name=res.name, label=res.label,
+                    first_seen=when if res.entity_id is None else None, last_seen=when,
+                ),
+                is_new=res.entity_id is None,
+            )
+            self.writes[entity_id] = write
+            self.made[entity_id] = candidates.get(entity_id) or EntityCandidate(
+                id=entity_id, name=res.name, label=res.label, aliases=[], last_seen=when, cooccurring=set()
+            )
+        _observe(write, self.made[entity_id], res.alias, res.score, when, context)
+        return write
+
+
 def resolve_entities(
     store: MemoryStore, resolver: EntityResolver, bank_id: str, facts: list[ExtractedFact]
 ) -> ResolvedEntities:
-    """Map every mention to an existing or new entity; entities created earlier in the batch are candidates too."""
-    writes: dict[str, EntityWrite] = {}
-    batch_candidates: dict[str, EntityCandidate] = {}
+    """Map every mention to an existing or new entity; entities created earlier in the batch are candidates too.
+    Then the known names NER passed over in a fact's text are mentions too ("Is Halcyon still remote?" after
+    "Halcyon Robotics Inc. hired me")."""
+    batch = _Batch(store, bank_id)
     result = ResolvedEntities(writes=[])
     # A mention's text (lower case) -> its entity id, for the stated aliases that point back to it; one
     # document's facts are resolved together, so "Everyone calls him Skip" reaches the Walter of the turn before.
@@ -40,9 +108,7 @@ def resolve_entities(
         # Co-occurrence compares canonical forms, as the store keeps them ("my brother Bob" -> "bob").
         keys_of = {m.text: normalize_name(clean_mention(m.text)) for m in fact.entities}
         context_all = set(keys_of.values()) - {""}
-        ids: list[str] = []
-        names: list[str] = []
-        by_mention: dict[str, str] = {}
+        linked = _Linked()
         # Stated aliases ("we call her Meg") come last: the names they belong to are placed first.
         for mention in sorted(fact.entities, key=lambda m: m.alias_of is not None):
             keys = blocking_keys(mention.text)
@@ -52,42 +118,52 @@ def resolve_entities(
             named = placed.get(mention.alias_of.lower()) if mention.alias_of else None
             candidates: dict[str, EntityCandidate] = {}
             if named is not None:
-                entity = writes[named].entity
+                entity = batch.writes[named].entity
                 res = Resolution(named, entity.name, entity.label, 1.0, 1.0, clean_mention(mention.text))
             else:
-                candidates.update((c.id, c) for c in store.entity_candidates(bank_id, keys, _COOCCURRENCE_UNITS))
-                for cand in batch_candidates.values():
-                    if keys & blocking_keys(cand.name) or any(keys & blocking_keys(a) for a in cand.aliases):
-                        candidates[cand.id] = cand
+                candidates = batch.candidates(keys)
                 res = resolver.resolve(mention, when, context, list(candidates.values()))
-            if not res.alias:
-                continue
-            entity_id = res.entity_id or f"ent-{uuid.uuid4().hex[:16]}"
-            write = writes.get(entity_id)
-            if write is None:
-                existing = candidates.get(entity_id)
-                write = EntityWrite(
-                    entity=Entity(
-                        id=entity_id, bank_id=bank_id, name=res.name, label=res.label,
-                        first_seen=when if res.entity_id is None else None, last_seen=when,
-                    ),
-                    is_new=res.entity_id is None,
-                )
-                writes[entity_id] = write
-                batch_candidates[entity_id] = existing or EntityCandidate(
-                    id=entity_id, name=res.name, label=res.label, aliases=[], last_seen=when, cooccurring=set()
-                )
-            _observe(write, batch_candidates[entity_id], res.alias, res.score, when, context)
-            by_mention[mention.text] = write.entity.name
-            placed[mention.text.lower()] = entity_id
-            if entity_id not in ids:
-                ids.append(entity_id)
-                names.append(write.entity.name)
-        result.ids.append(ids)
-        result.names.append(names)
-        result.by_mention.append(by_mention)
-    result.writes = list(writes.values())
+            if res.alias:
+                write = batch.place(res, candidates, when, context)
+                linked.add(mention.text, write)
+                placed[mention.text.lower()] = write.entity.id
+        for run in name_runs(_unmentioned(fact)):
+            if (known := _known_name(run, batch)) is not None:
+                text, cand, score = known
+                res = Resolution(cand.id, cand.name, cand.label, score, score, clean_mention(text))
+                linked.add(text, batch.place(res, {cand.id: cand}, when, context_all))
+        result.ids.append(linked.ids)
+        result.names.append(linked.names)
+        result.by_mention.append(linked.by_mention)
+    result.writes = list(batch.writes.values())
     return result
+
+
+def _unmentioned(fact: ExtractedFact) -> str:
+    """The fact's text with its mentions blanked out."""
+    text = fact.text
+    for m in fact.entities:
+        if name := m.text.strip():
+            text = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", lambda found: "#" * len(found.group()), text)
+    return text
+
+
+def _known_name(run: NameRun, batch: _Batch) -> tuple[str, EntityCandidate, float] | None:
+    """The one known entity that a run of words names (see `naming_score`), with the words and how surely; a run
+    that opens a sentence may do so without its first word ("Ask Kevin"). A company called by the first words of its
+    full name does not open a sentence or a line, where common words are capitalized too: "Summit" at the head of a
+    list is not "Summit Partners LLC"."""
+    pieces = [run.words] + ([run.words[1:]] if run.opens and len(run.words) > 1 else [])
+    candidates = list(batch.candidates(set().union(*(blocking_keys(" ".join(p)) for p in pieces))).values())
+    for i, piece in enumerate(pieces):
+        text = " ".join(piece)
+        scored = [(s, c) for c in candidates if (s := naming_score(text, c))]
+        if scored:
+            top = max(s for s, _ in scored)
+            best = [c for s, c in scored if s == top]
+            # A name two entities share says nothing of which one is meant.
+            return (text, best[0], top) if len(best) == 1 and (top >= 1.0 or i or not run.opens) else None
+    return None
 
 
 def _observe(

@@ -4,12 +4,14 @@
   trailing function words ("Python and" -> "Python"); a span with no capital letter, only function words
   (pronouns) or only digits is dropped.
 - Patterns spaCy's small model misses: an honorific or kinship title and a name ("Ms. Sato", "Aunt Ro"),
-  kinship words used as names ("Mom", "Dad"), a name after a pet noun ("our dog Biscuit").
+  kinship words used as names ("Mom", "Dad"), a name after a pet noun ("our dog Biscuit"), and, where spaCy found
+  nothing, capitalized words ending in an organisation or place word ("to Alder Grove Park").
 - Labels from context: a name after an honorific, a kinship title or a relation ("my boss Amira") is a PERSON;
   after a pet noun ("my cat Pepper", "a husky named Storm") or before one ("Biscuit, our dog") a PET; a PERSON
   span ending in an organisation word ("Seattle Humane") or used as a possessive place ("try Primanti's?") an
-  ORG; one ending in a place word, or one that is not a given name after "the", "at", "in" or "near" ("dinner at
-  Canlis", "the Gunks"), a FAC; a given name that spaCy called ORG, NORP, PRODUCT, ... a PERSON.
+  ORG; one ending in a place word, or in a park word after a word that is not a given name, or one that is not a
+  given name after "the", "at", "in" or "near" ("dinner at Canlis", "the Gunks"), a FAC; a given name that spaCy
+  called ORG, NORP, PRODUCT, ... a PERSON.
 - Alias statements: "Margaret, we all call her Meg", "Kevin, he goes by KJ", "Alexander, aka Sasha", "Josefina,
   Jo for short", "We nicknamed him Bach": the alias span records the span it is another name of, the nearest
   name before the statement in its sentence, else in the sentence (or the turn) before; with no such name,
@@ -31,6 +33,7 @@ from hindsight.retain.entity_words import (
     KIN_TITLES,
     OPENERS,
     ORG_END_WORDS,
+    PARK_WORDS,
     PET_NOUNS,
     PLACE_END_WORDS,
 )
@@ -48,6 +51,7 @@ _ALNUM = re.compile(r"[^\W_]")
 _WORD = re.compile(r"\S+")
 _CAP_WORD = r"[A-Z][\w'’-]*"
 _NAME = rf"{_CAP_WORD}(?:[ \t]+{_CAP_WORD})?"  # one or two capitalized words
+_CAP_RUN = re.compile(rf"{_CAP_WORD}(?:[ \t]+{_CAP_WORD})+")
 _HONORIFIC = "|".join(sorted(HONORIFICS))
 _TITLED = re.compile(rf"\b(?:{_HONORIFIC})\.?[ \t]+{_NAME}")
 _KIN_TITLED = re.compile(rf"\b(?:{'|'.join(sorted(KIN_TITLES))})[ \t]+{_CAP_WORD}")
@@ -64,7 +68,9 @@ _BUSINESS_POSSESSIVE = re.compile(
     r"['’]s(?=\s*(?:[.!?,;:)]|$)|\s+(?:on|in|at|near|for|with|and|or|tonight|today|tomorrow|again)\b)")
 _TITLE_BEFORE = re.compile(rf"\b(?:{_HONORIFIC}|{'|'.join(sorted(KIN_TITLES))})\.?[ \t]+$")
 _PETS = "|".join(sorted((p.replace(" ", r"\s+") for p in PET_NOUNS), key=len, reverse=True))
-_PET_NOUN = rf"(?:[a-z-]+\s+){{0,2}}?(?:{_PETS})s?(?:\s+mix)?"
+# Up to two words before the pet noun, which describe it: a verb ends the noun phrase ("the trails are dog
+# friendly" names no dog).
+_PET_NOUN = rf"(?:(?!(?:is|are|was|were|be|been|has|have|had)\s)[a-z-]+\s+){{0,2}}?(?:{_PETS})s?(?:\s+mix)?"
 _OWNED_PET = rf"(?i:\b{_OWNER}\s+{_PET_NOUN})"
 # "our dog Biscuit", "the puppy, Mochi", "a husky named Storm"; "the fish Sam caught" names no pet.
 _PET_BEFORE = re.compile(
@@ -73,9 +79,10 @@ _PET_BEFORE = re.compile(
 )
 _PET_AFTER = re.compile(rf"(?:\s*,\s*|\s+(?:is|was)\s+)(?:{_OWNED_PET}|(?i:the\s+{_PET_NOUN}))\b(?!['’])")
 # "we all call her X", "everyone calls him X", "goes by X" name a person; "aka X", "also known as X",
-# "nicknamed X", "X for short" anything.
+# "nicknamed X", "X for short" anything; "people call me X", "I go by X" name the speaker.
 _ALIAS_CUE = re.compile(
-    r"(?i:\b(?:call(?:s|ed)?|nicknamed|dubbed)\s+(?:(?P<person>her|him|them|us)|it)\s+"
+    r"(?i:(?P<self>\bcall(?:s|ed)?\s+me\s+|\bI\s+(?:go|went)\s+by\s+)"
+    r"|\b(?:call(?:s|ed)?|nicknamed|dubbed)\s+(?:(?P<person>her|him|them|us)|it)\s+"
     r"|\b(?P<goes>goes|go|went|going)\s+by\s+(?:the\s+name\s+(?:of\s+)?)?"
     r"|\b(?:a\.?k\.?a\.?|(?:also\s+|better\s+)?known\s+as|nicknamed)\s+)"
     rf"[\"“'‘]?(?P<alias>{_NAME})"
@@ -138,6 +145,24 @@ def _patterns(text: str, floor: int, end: int) -> list[Span]:
     return found
 
 
+def _named_by_end(text: str, floor: int, end: int, spans: list[Span]) -> list[Span]:
+    """Runs of capitalized words that spaCy passed over and that end in an organisation word (ORG) or a place word
+    (FAC): "Bring the dogs to Alder Grove Park". A given name first makes a person's name ("Helen Park")."""
+    found = []
+    for m in _CAP_RUN.finditer(text, floor, end):
+        span = trim(text, Span(m.start(), m.end(), "FAC"), floor)
+        if span is None or any(s.start < span.end and span.start < s.end for s in spans):
+            continue
+        words = [_bare(w) for w in text[span.start:span.end].split()]
+        if len(words) < 2 or words[0] in GIVEN_NAMES:
+            continue
+        if words[-1] in ORG_END_WORDS:
+            found.append(Span(span.start, span.end, "ORG"))
+        elif words[-1] in PLACE_END_WORDS | PARK_WORDS:
+            found.append(span)
+    return found
+
+
 def _merge(spans: list[Span], found: list[Span]) -> list[Span]:
     """Add pattern spans: one that covers spaCy spans replaces them, one inside a spaCy span lends it its label."""
     for p in found:
@@ -172,7 +197,7 @@ def _relabel(text: str, span: Span) -> None:
     ):
         span.label = "ORG"
     elif span.label == PERSON and (
-        (len(words) > 1 and last in PLACE_END_WORDS)
+        (len(words) > 1 and (last in PLACE_END_WORDS or (last in PARK_WORDS and _bare(words[0]) not in GIVEN_NAMES)))
         or (_PLACE_BEFORE.search(text, 0, span.start) and _bare(words[0]) not in GIVEN_NAMES
         and not re.search(r"['’]s$", piece))
     ):
@@ -201,9 +226,10 @@ def _name_before(spans: list[Span], personal: bool, in_sentence: bool) -> Span |
     return None
 
 
-def _aliases(text: str, floor: int, end: int, spans: list[Span], before: list[Span]) -> list[Span]:
+def _aliases(text: str, floor: int, end: int, spans: list[Span], before: list[Span], speaker: str | None
+             ) -> list[Span]:
     """Link the aliases that statements in this sentence introduce to their names (in the sentence, else in the
-    sentence before); adds the alias spans spaCy missed."""
+    sentence before, or the speaker's for "call me X"); adds the alias spans spaCy missed."""
     statements = [(m, bool(m.group("person") or m.group("goes"))) for m in _ALIAS_CUE.finditer(text, floor, end)]
     statements += [(m, False) for m in _FOR_SHORT.finditer(text, floor, end)]
     for m, personal in statements:
@@ -213,7 +239,10 @@ def _aliases(text: str, floor: int, end: int, spans: list[Span], before: list[Sp
         alias = next((s for s in spans if s.start <= start < s.end or start <= s.start < stop), None)
         # A name in the statement's sentence is what it is about; only a sentence without one looks back.
         preceding = [s for s in spans if s.end <= m.start()]
-        name = _name_before(preceding, personal, True) if preceding else _name_before(before, personal, False)
+        if m.groupdict().get("self"):
+            name = Span(-1, -1, PERSON, name=speaker) if speaker else None
+        else:
+            name = _name_before(preceding, personal, True) if preceding else _name_before(before, personal, False)
         if alias is None and (name is not None or personal):
             alias = Span(start, stop, name.label if name is not None else PERSON, name=text[start:stop].strip(EDGES))
             spans.append(alias)
@@ -222,19 +251,21 @@ def _aliases(text: str, floor: int, end: int, spans: list[Span], before: list[Sp
     return sorted(spans, key=lambda s: s.start)
 
 
-def read_spans(text: str, sentences: list[tuple[int, int, list[Span]]], before: list[Span] | None = None) -> list[Span]:
+def read_spans(text: str, sentences: list[tuple[int, int, list[Span]]], before: list[Span] | None = None,
+               speaker: str | None = None) -> list[Span]:
     """The mentions of a text from spaCy's spans per sentence ((start, end, spans), offsets into `text`). `before`
     holds the names of the last sentence of the turn before (spans of that turn, with `name` set), which a first
-    alias statement may refer to."""
+    alias statement may refer to; `speaker` is who says the text, whom "call me X" names."""
     out: list[Span] = []
     last = list(before or [])
     for floor, end, raw in sentences:
         spans = [t for s in raw if (t := trim(text, s, floor)) is not None]
         spans = _merge(spans, _patterns(text, floor, end))
+        spans = sorted(spans + _named_by_end(text, floor, end, spans), key=lambda s: s.start)
         for s in spans:
             _relabel(text, s)
             s.name = text[s.start:s.end].strip(EDGES)
-        spans = _aliases(text, floor, end, spans, last)
+        spans = _aliases(text, floor, end, spans, last, speaker)
         out += spans
         last = spans or last
     return out

@@ -1,12 +1,16 @@
 """Knowledge updates at retain: the state claims of new units (hindsight/claims/), their subjects resolved to
-subjects, and the update links from each newer unit to the older one whose claim it supersedes."""
+subject keys, and the update links from each newer unit to the older one whose claim it supersedes.
+
+A relative the speaker names ("my mom Yuko") is stored as a binding (claims/kin.py): the claims about "my mom" are
+then keyed as Yuko's, and Yuko's newer claims are compared with what was said of "my mom" before she was named."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hindsight.claims.extract import SPEAKER, Claim, claims_in
+from hindsight.claims.kin import KIN, MAX_BINDINGS, NAME_LIKE, bound_names, named_relatives, relation
 from hindsight.claims.supersede import TimedClaim, family, supersessions
 from hindsight.claims.topics import topics_in
 from hindsight.models import Document, ExtractedFact, Link, LinkType, Turn, is_assistant_role
@@ -37,20 +41,39 @@ class Updates:
 def detect_updates(store: MemoryStore, bank_id: str, doc: Document, units: Sequence[NewFactUnit]) -> Updates:
     """Claims and topics of the new units, and the supersessions the claims bring among themselves and with the
     bank's claims."""
+    bindings = [r for u in units for r in _unit_bindings(doc, u)]
     records = [r for u in units for r in _unit_claims(doc, u)]
+    named = _named(store, bank_id, records, bindings)
+    records = [replace(r, subject=named.get(r.subject, r.subject)) for r in records]
     claims = [r for r in records if not r.topic]
     if not claims:
-        return Updates(records, [])
+        return Updates(records + bindings, [])
     keys = list(dict.fromkeys((r.subject, family(r.attribute)) for r in claims))
+    # What was said of a relative before they were named ("my mom", then "my mom Yuko").
+    keys += [(rel, attribute) for rel, person in named.items() for s, attribute in list(keys) if s == person]
     new_ids = {u.unit_id for u in units}
-    existing = [c for c in store.claims_about(bank_id, keys, _EXISTING_PER_KEY) if c.unit_id not in new_ids]
+    existing = [replace(c, subject=named.get(c.subject, c.subject))
+                for c in store.claims_about(bank_id, keys, _EXISTING_PER_KEY) if c.unit_id not in new_ids]
     attributes: dict[tuple[str, str], list[str]] = {}
     for s in supersessions([_timed(r) for r in claims], [_timed(c) for c in existing]):
         attributes.setdefault((s.newer, s.older), []).append(s.attribute)
     # One link per pair of units: its subtype lists the attributes the newer unit updates.
     links = [Link(src=newer, dst=older, type=LinkType.UPDATE, weight=1.0, subtype=",".join(sorted(set(names))))
              for (newer, older), names in attributes.items()]
-    return Updates(records, links)
+    return Updates(records + bindings, links)
+
+
+def _named(store: MemoryStore, bank_id: str, records: list[ClaimRecord], new: list[ClaimRecord]
+           ) -> dict[str, str]:
+    """Relation key -> the person key it is bound to, for the subjects of these records, by the new bindings and
+    those the bank holds."""
+    subjects = {r.subject for r in records} | {r.subject for r in new}
+    stored = store.claims_about(bank_id, [(s, KIN) for s in subjects], MAX_BINDINGS)
+    # A person's relation key may be bound to someone else too: read its bindings in full.
+    rel_keys = {r.value for r in stored if "/" not in r.subject} - subjects
+    stored += store.claims_about(bank_id, [(k, KIN) for k in rel_keys], MAX_BINDINGS)
+    pairs = [(r.subject, r.value) if "/" in r.subject else (r.value, r.subject) for r in [*stored, *new]]
+    return bound_names(pairs)
 
 
 def _timed(record: ClaimRecord) -> TimedClaim:
@@ -86,6 +109,24 @@ def _unit_claims(doc: Document, unit: NewFactUnit) -> list[ClaimRecord]:
     return [r for r in out if not (r.topic and (r.subject, family(r.attribute)) in covered)]
 
 
+def _unit_bindings(doc: Document, unit: NewFactUnit) -> list[ClaimRecord]:
+    """The relatives the unit's person turns name, each as two rows (see claims/kin.py): under the relation key with
+    the person key as value, and the other way round."""
+    if doc.document_id.startswith("_"):
+        return []
+    turn_ids = set(unit.fact.source.turn_ids)
+    out: list[ClaimRecord] = []
+    for turn in doc.turns:
+        if turn.turn_id not in turn_ids or is_assistant_role(turn.role):
+            continue
+        speaker = _speaker_key(turn, unit.canonical)
+        for rel, name in named_relatives(turn.text):
+            rel_key, person = f"{speaker}/{rel}", _person(name, unit.canonical)
+            out += [ClaimRecord(unit.unit_id, a, KIN, b, False, unit.fact.mentioned_at)
+                    for a, b in ((rel_key, person), (person, rel_key))]
+    return out
+
+
 def _said(text: str, people: list[str]) -> list[Claim]:
     return [*claims_in(text, people), *topics_in(text, people)]
 
@@ -94,13 +135,19 @@ def _subject_key(subject: str, turn: Turn | None, canonical: dict[str, str]) -> 
     """The key claims of one subject share. A person is keyed by the formal form of their canonical entity's first
     name, so the aliases entity resolution merged ("Meg", "we all call her Meg" of Margaret) and nicknames the
     resolver kept apart ("Danny" in one session, "Daniel" in another) are one subject. The speaker of a chat
-    that names no one is keyed by their role."""
+    that names no one is keyed by their role. "Dad" is the speaker's father."""
+    if subject.lower() in NAME_LIKE:
+        subject = f"rel:{subject.lower()}"
     if subject == SPEAKER or subject.startswith("rel:"):
         if turn is None:
             return None
-        speaker = _person(turn.speaker, canonical) if turn.speaker else f"speaker:{normalize_name(turn.role or '')}"
-        return speaker if subject == SPEAKER else f"{speaker}/{subject[4:]}"
+        speaker = _speaker_key(turn, canonical)
+        return speaker if subject == SPEAKER else f"{speaker}/{relation(subject[4:])}"
     return _person(subject, canonical)
+
+
+def _speaker_key(turn: Turn, canonical: dict[str, str]) -> str:
+    return _person(turn.speaker, canonical) if turn.speaker else f"speaker:{normalize_name(turn.role or '')}"
 
 
 def _person(name: str, canonical: dict[str, str]) -> str:
