@@ -11,7 +11,7 @@ import pytest
 from hindsight import Hindsight
 from hindsight.bank import Bank
 from hindsight.config import EntityConfig
-from hindsight.models import Entity, EntityCandidate, EntityMention
+from hindsight.models import Entity, EntityCandidate
 from hindsight.retain.entities import EntityResolver, naming_score
 from hindsight.retain.ner import NameRun, name_runs, sentence_spans
 from hindsight.retain.resolve import _known_name
@@ -39,30 +39,6 @@ def test_a_formal_name_is_a_nickname_entity_only_when_the_nickname_is_of_that_na
     mention: str, name: str, expected: float
 ) -> None:
     assert EntityResolver(EntityConfig()).string_similarity(mention, cand(name)) == pytest.approx(expected)
-
-
-@pytest.mark.parametrize(
-    ("mention", "label", "name", "cand_label", "merged"),
-    [
-        ("Alder Grove", "FAC", "Alder Grove Park", "FAC", True),
-        ("Alder Grove", "ORG", "Alder Grove Gardens", "FAC", True),
-        # A company's full name ends in "Inc.", "Corp." or the like; people call it by its first words.
-        ("Halcyon", "ORG", "Halcyon Robotics Inc.", "ORG", True),
-        ("Halcyon Robotics Corp", "ORG", "Halcyon", "ORG", True),
-        ("Halcyon", "ORG", "Halcyon Robotics", "ORG", False),  # a part of Halcyon, perhaps
-        ("Halcyon", "GPE", "Halcyon Robotics Inc.", "ORG", False),
-        # A given name before a word that is also a surname is a person's name.
-        ("Helen", "PERSON", "Helen Park", "PERSON", False),
-        ("Helen", "ORG", "Helen Hospital Inc.", "ORG", False),
-        ("Alder Grove", "GPE", "Alder Grove Park", "FAC", False),
-    ],
-)
-def test_a_name_without_its_generic_words_is_the_same_thing(
-    mention: str, label: str, name: str, cand_label: str, merged: bool
-) -> None:
-    res = EntityResolver(EntityConfig()).resolve(EntityMention(text=mention, label=label), T0, set(),
-                                                 [cand(name, cand_label)])
-    assert (res.entity_id is not None) is merged
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,18 @@ def cand(name: str, label: str) -> EntityCandidate:
         ("NYC", "GPE", "New York City", "GPE", True),
         ("Al", "PERSON", "Amy Lee", "PERSON", False),
         ("MGH", "ORG", "Mary Grace Hill", "PERSON", False),
+        # A name without its generic words is the same thing.
+        ("Alder Grove", "FAC", "Alder Grove Park", "FAC", True),
+        ("Alder Grove", "ORG", "Alder Grove Gardens", "FAC", True),
+        # A company's full name ends in "Inc.", "Corp." or the like; people call it by its first words.
+        ("Halcyon", "ORG", "Halcyon Robotics Inc.", "ORG", True),
+        ("Halcyon Robotics Corp", "ORG", "Halcyon", "ORG", True),
+        ("Halcyon", "ORG", "Halcyon Robotics", "ORG", False),  # a part of Halcyon, perhaps
+        ("Halcyon", "GPE", "Halcyon Robotics Inc.", "ORG", False),
+        # A given name before a word that is also a surname is a person's name.
+        ("Helen", "PERSON", "Helen Park", "PERSON", False),
+        ("Helen", "ORG", "Helen Hospital Inc.", "ORG", False),
+        ("Alder Grove", "GPE", "Alder Grove Park", "FAC", False),
     ],
 )
 def test_designator_variants_merge_when_labels_agree(
