@@ -120,14 +120,18 @@ class Bank:
         with bank_scope(self.id):
             return self._services.pipeline.retain_many(self.handle(), items)
 
-    def forget(self, unit_id: str | None = None, *, entity: str | None = None) -> ForgetResult:
-        """Remove a unit, or with `entity=` (an id, name or alias) every unit that mentions that entity, from the
-        store, both indexes and the graph, and scrub the files; entities no unit mentions any more go too, and so
-        do the opinions and observations derived from the units (other opinions lose them as evidence)."""
+    def forget(
+        self, unit_id: str | None = None, *, entity: str | None = None, document: str | None = None
+    ) -> ForgetResult:
+        """Remove a unit, with `document=` every unit of that document, or with `entity=` (an id, name or alias)
+        every unit that mentions that entity, from the store, both indexes and the graph, and scrub the files;
+        entities no unit mentions any more go too, and so do the opinions and observations derived from the units
+        (other opinions lose them as evidence). Units that copied the forgotten text go too, or lose the lead or
+        context that quoted it (`ForgetResult.copied_ids`, `rewritten_ids`)."""
         services = self._services
         with self._lock:
-            return forget(services.store, self.indexes, unit_id, entity, embed=lambda t: services.embedder.embed(t),
-                          queue=services.pending_items)
+            return forget(services.store, self.indexes, unit_id, entity, document,
+                          embed=lambda t: services.embedder.embed(t), queue=services.pending_items)
 
     def check(self) -> IntegrityReport:
         """Check that the store is consistent and that both indexes hold exactly the bank's units."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-import shutil
 import threading
 from pathlib import Path
 from typing import IO
@@ -26,6 +25,7 @@ from hindsight.recall.pipeline import RecallPipeline
 from hindsight.reflect.reasoner import Reasoner, pending_items
 from hindsight.retain.factory import make_extractor
 from hindsight.retain.pipeline import RetainPipeline
+from hindsight.scrub import finish_scrubs, remove_bank_dir
 from hindsight.store.base import MemoryStore, PendingItem
 from hindsight.store.sqlite import SQLiteStore
 from hindsight.units import BankHandle
@@ -82,6 +82,7 @@ class Hindsight:
         if released := self.store.release_pending():
             log.info("%s: %d queued background items claimed by an earlier run are queued again", self.path, released)
         self._closed = False
+        finish_scrubs(self.store, self.path / "banks", lambda bank_id: self.bank(bank_id).indexes)
 
     def _background_consent(self, configured: bool) -> bool:
         """Background reasoning needs an LLM, work for it, and consent: `reflect.work.background: true`, or `auto`
@@ -213,8 +214,7 @@ class Hindsight:
             if self.store.get_profile(bank_id) is None:
                 raise BankNotFoundError(f"no bank {bank_id!r}")
             self.store.delete_bank(bank_id)
-            self.store.purge()
-            shutil.rmtree(self.path / "banks" / bank_id, ignore_errors=True)
+            remove_bank_dir(self.store, self.path / "banks", bank_id)
 
     # -- background work ---------------------------------------------------------------------
     def add_retain_hook(self, hook: RetainHook) -> None:

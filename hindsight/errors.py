@@ -31,6 +31,10 @@ class UnitNotFoundError(HindsightError, KeyError):
     """The memory unit does not exist in this bank."""
 
 
+class DocumentNotFoundError(HindsightError, LookupError):
+    """No unit of this bank comes from a document of that id."""
+
+
 class EntityNotFoundError(HindsightError, LookupError):
     """No entity of this bank has that id, name or alias."""
 

@@ -16,7 +16,7 @@ from hindsight.config import LimitsConfig
 from hindsight.errors import ContentTooLargeError, InvalidInputError, ReservedDocumentIdError
 from hindsight.models import Document, Message, Turn
 from hindsight.temporal.values import parse_time
-from hindsight.text import Redacted, clean_text, has_visible, redact_private, strip_private
+from hindsight.text import Redacted, clean_text, has_visible, redact_messages, redact_private, strip_private
 from hindsight.units import DERIVED_DOCUMENT_PREFIX
 
 log = logging.getLogger(__name__)
@@ -128,9 +128,9 @@ def normalize(
         if not messages or not any(has_visible(m.content) for m in messages):
             raise InvalidInputError("content has no non-empty message")
         turns = []
-        for i, m in enumerate(messages):
+        # A private span may cross messages: the conversation is redacted as one text (text.redact_messages).
+        for i, (m, text) in enumerate(zip(messages, redact_messages([m.content for m in messages]), strict=True)):
             when = parse_time(m.timestamp, f"message {i} timestamp", zone) or default_time
-            text = redact_private(m.content)
             spans = _split(text.text, max_unit_chars)
             for a, b in spans:
                 # Names are cleaned like text: a private span in a speaker name is not stored either.

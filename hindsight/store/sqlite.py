@@ -155,6 +155,7 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
             )
             c.execute("DELETE FROM entities WHERE bank_id=?", (bank_id,))
             c.execute("DELETE FROM banks WHERE id=?", (bank_id,))
+            _mark_scrub(c, bank_id)
 
     # -- writes ------------------------------------------------------------------------------
     def apply(self, bank_id: str, batch: WriteBatch) -> int:
@@ -185,6 +186,8 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
                 )
                 documents.discard(d.document_id)
             self._queue_pending(c, bank_id, batch.pending)
+            if batch.scrub:
+                _mark_scrub(c, bank_id)
             # Only now, after the batch's new units took their entities, is it known which are orphans.
             self._drop_orphans(c, bank_id, entities, documents)
             row = c.execute("SELECT max(seq) FROM changes WHERE bank_id=?", (bank_id,)).fetchone()
@@ -345,6 +348,13 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
             log.warning("%s: a reader kept the WAL from being truncated; deleted rows stay in it until the next "
                         "checkpoint", self.path)
 
+    def scrubs_pending(self) -> list[str]:
+        return [r[0][len(_SCRUB):] for r in self._query("SELECT key FROM meta WHERE key LIKE ?", (_SCRUB + "%",))]
+
+    def scrub_done(self, bank_id: str) -> None:
+        with self._tx() as c:
+            c.execute("DELETE FROM meta WHERE key=?", (_SCRUB + bank_id,))
+
     def stats(self, bank_id: str) -> BankStats:
         units = {n.value: 0 for n in Network}
         units.update(dict(self._query("SELECT network, count(*) FROM units WHERE bank_id=? GROUP BY network",
@@ -365,6 +375,15 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
                     except sqlite3.Error:  # pragma: no cover - closing is best effort
                         log.warning("error closing a database connection", exc_info=True)
                 self._conns.clear()
+
+
+# The meta key that says a bank's files still need scrubbing; set in the forget's (or delete's) own transaction, so
+# that a kill after the commit leaves the obligation for the next open (hindsight/scrub.py).
+_SCRUB = "scrub:"
+
+
+def _mark_scrub(c: sqlite3.Connection, bank_id: str) -> None:
+    c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, '1')", (_SCRUB + bank_id,))
 
 
 def _time_mid(u: MemoryUnit) -> float:

@@ -45,6 +45,13 @@ class ReasoningQueries:
                     (u.text, u.embed_text or u.text, u.embed_hash or "",
                      np.asarray(u.embedding, dtype=np.float32).tobytes(), row[0]),
                 )
+            if u.drop_lead:
+                c.execute("UPDATE units SET lead=NULL WHERE label=?", (row[0],))
+            if u.drop_context:
+                c.execute("UPDATE units SET context=NULL WHERE label=?", (row[0],))
+                c.execute("UPDATE documents SET context=NULL WHERE bank_id=? AND id=(SELECT document_id FROM units "
+                          "WHERE label=?)", (bank_id, row[0]))
+            if (u.text is not None and u.embedding is not None) or u.drop_lead:
                 # Re-adding a label replaces its vector and indexed text in the derived indexes.
                 c.execute("INSERT INTO changes(bank_id, op, label) VALUES(?, 'add', ?)", (bank_id, row[0]))
 
