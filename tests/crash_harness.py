@@ -67,6 +67,10 @@ class Zygote:
     def kill(self, pid: int) -> bool:
         """SIGKILL the worker and wait for it; True when the kill (not the worker itself) ended it."""
         os.kill(pid, signal.SIGKILL)
+        return self.wait(pid)
+
+    def wait(self, pid: int) -> bool:
+        """Wait for the worker to end (e.g. one that kills itself at an exact point); True when a signal ended it."""
         _, dead, status = self._line().split()
         assert int(dead) == pid
         return os.WIFSIGNALED(int(status))

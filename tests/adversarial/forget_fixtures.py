@@ -55,7 +55,8 @@ def build(memdir: Path, minilm: Embedder) -> Roles:
     with engine(memdir, minilm) as hs:
         bank = hs.bank("b")
         units = bank.retain(BIKE, timestamp="2024-05-01", document_id="bike").units
-        fixed, action, pie = (next(u for u in units if u.text.startswith(t)) for t in ("Maya: My", "Ava: I", "Maya: No"))
+        starts = ("Maya: My", "Ava: I", "Maya: No")
+        fixed, action, pie = (next(u for u in units if u.text.startswith(t)) for t in starts)
         [squeak] = bank.retain([Message(speaker="Maya", content="The chain still squeaks a little.")],
                                timestamp="2024-05-02", context=f"Follow-up: {FIXED.lower()}", document_id="ctx").units
         [job] = bank.retain(OTHER, timestamp="2024-05-03", document_id="job").units
