@@ -13,7 +13,7 @@ from hindsight.errors import DocumentNotFoundError, EntityNotFoundError, Invalid
 from hindsight.index.manager import BankIndexes
 from hindsight.models import Entity, MemoryUnit, Network
 from hindsight.names import normalize_name
-from hindsight.reflect.forgetting import Embed, Queue, cleanup_derived
+from hindsight.reflect.forgetting import DerivedCleanup, Embed, Queue, cleanup_derived
 from hindsight.scrub import scrub_bank
 from hindsight.store.base import MemoryStore, UnitUpdate, WriteBatch
 
@@ -96,8 +96,15 @@ def forget(
         )
         names = _own_names(found, before)
     targets = store.get_units(bank_id, unit_ids)
-    copies = find_copies(store, bank_id, targets, names)
-    derived = cleanup_derived(store, bank_id, [*targets, *copies.removed], embed, queue)
+    # What derives from the forgotten units and what copied their text depend on each other: until neither grows.
+    copies = Copies()
+    while True:
+        derived = cleanup_derived(store, bank_id, [*targets, *copies.removed], embed, queue)
+        latest = find_copies(store, bank_id, targets, names, derived)
+        if [u.id for u in latest.removed] == [u.id for u in copies.removed]:
+            break
+        copies = latest
+    copies = latest
     copied_ids = [u.id for u in copies.removed]
     store.apply(
         bank_id,
@@ -138,15 +145,18 @@ def _own_names(found: list[Entity], entities: list[Entity]) -> list[str]:
     return [n for n in dict.fromkeys(names) if normalize_name(n) not in others]
 
 
-def find_copies(store: MemoryStore, bank_id: str, targets: list[MemoryUnit], names: list[str]) -> Copies:
+def find_copies(
+    store: MemoryStore, bank_id: str, targets: list[MemoryUnit], names: list[str], derived: DerivedCleanup
+) -> Copies:
     """The units of the bank that copied the text of `targets` (or name one of `names`), until no new copy shows:
-    a removed copy's text is forgotten in turn (copied_text.py says what a copy is)."""
+    a removed copy's text is forgotten in turn (copied_text.py says what a copy is). Derived units are read as
+    `derived` (the cleanup of what derives from the forgotten units) leaves them; those it drops are not copies."""
     forgotten = ForgottenText()
     forgotten.add_names(names)
     forgotten.add(u.text for u in targets)
-    gone = {u.id for u in targets}
+    gone = {u.id for u in targets} | set(derived.delete_ids)
     units = [u for u in store.list_units(bank_id) if u.id not in gone]
-    quoted = {u.id: _derived_text(store, bank_id, u) for u in units if u.network in _DERIVED}
+    quoted = {u.id: _derived_text(store, bank_id, u, derived) for u in units if u.network in _DERIVED}
     copies = Copies()
     turns = {(u.source.document_id, t) for u in targets for t in u.source.turn_ids}
     found = True
@@ -175,11 +185,15 @@ def find_copies(store: MemoryStore, bank_id: str, targets: list[MemoryUnit], nam
 _DERIVED = (Network.OPINION, Network.OBSERVATION)
 
 
-def _derived_text(store: MemoryStore, bank_id: str, unit: MemoryUnit) -> str:
-    """All the text an opinion or observation holds: its text, metadata (reasoning) and history."""
-    history = store.opinion_history(bank_id, unit.id) if unit.network is Network.OPINION else []
-    return "\n".join([unit.text, json.dumps(unit.metadata, ensure_ascii=False),
-                      *(f"{e.text}\n{e.reason}" for e in history)])
+def _derived_text(store: MemoryStore, bank_id: str, unit: MemoryUnit, derived: DerivedCleanup) -> str:
+    """All the text an opinion or observation will hold after `derived`: its text, metadata (reasoning), history."""
+    update = next((u for u in derived.updates if u.unit_id == unit.id), None)
+    history = derived.histories.get(unit.id)
+    if history is None:
+        history = store.opinion_history(bank_id, unit.id) if unit.network is Network.OPINION else []
+    text = update.text if update is not None and update.text is not None else unit.text
+    metadata = update.metadata if update is not None and update.metadata is not None else unit.metadata
+    return "\n".join([text, json.dumps(metadata, ensure_ascii=False), *(f"{e.text}\n{e.reason}" for e in history)])
 
 
 def _copies(unit: MemoryUnit, forgotten: ForgottenText, turns: set[tuple[str, str]], quoted: str | None) -> bool:

@@ -70,12 +70,15 @@ class BankIndexes:
         if not changes:
             return
         top = changes[-1].seq
-        # Net effect per label: the last operation wins (a unit added then deleted is just absent).
+        # Net effect per label: the last operation wins (a unit added then deleted is just absent). A change of the
+        # indexed text alone leaves the vector index as it is.
+        ops = ("add", "del", "text") if index is self.lexical else ("add", "del")
         final: dict[int, str] = {}
         for c in changes:
-            final[c.label] = c.op
+            if c.op in ops:
+                final[c.label] = c.op
         dels = [label for label, op in final.items() if op == "del"]
-        adds = [label for label, op in final.items() if op == "add"]
+        adds = [label for label, op in final.items() if op in ("add", "text")]
         units = self.store.indexed_units(self.bank_id, adds) if adds else []
         if dels:
             # The watermark moves only with the additions: a crash between the two writes replays both.

@@ -118,7 +118,7 @@ class Change:
     """One entry of a bank's change log, which derived indexes replay."""
 
     seq: int
-    op: str  # "add" or "del"
+    op: str  # "add", "del", or "text" (only the indexed text changed: a lead dropped by a forget)
     label: int
 
 

@@ -51,9 +51,10 @@ class ReasoningQueries:
                 c.execute("UPDATE units SET context=NULL WHERE label=?", (row[0],))
                 c.execute("UPDATE documents SET context=NULL WHERE bank_id=? AND id=(SELECT document_id FROM units "
                           "WHERE label=?)", (bank_id, row[0]))
-            if (u.text is not None and u.embedding is not None) or u.drop_lead:
-                # Re-adding a label replaces its vector and indexed text in the derived indexes.
-                c.execute("INSERT INTO changes(bank_id, op, label) VALUES(?, 'add', ?)", (bank_id, row[0]))
+            # Re-adding a label replaces its vector and indexed text in the derived indexes; "text" only the text.
+            op = "add" if u.text is not None and u.embedding is not None else "text" if u.drop_lead else None
+            if op:
+                c.execute("INSERT INTO changes(bank_id, op, label) VALUES(?, ?, ?)", (bank_id, op, row[0]))
 
     @staticmethod
     def _insert_opinion_events(c: sqlite3.Connection, bank_id: str, events: list[OpinionEvent]) -> None:
