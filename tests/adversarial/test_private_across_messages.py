@@ -19,7 +19,7 @@ from tests.adversarial.forget_fixtures import leaked_bytes
 CASES: dict[str, list[str]] = {
     "closes-in-the-next": ["We met at <private>sfirstpart in the", "ssecondpart lobby</private> pkeptafter today."],
     "spans-a-whole-message": ["Hello <private>sopen here.", "swholemessage inside.", "sclosing</private> pkept."],
-    "nested": ["pa <private>sone <private>stwo", "sthree</private> sfour", "sfive</private> pkept six."],
+    "nested": ["pa <private>sone <private>stwo", "sthree</private> sfour", "sfive</private> pkeptlast."],
     "left-open": ["pbefore it <private>sopened", "sstillhidden one.", "sstillhidden two."],
     "stray-close": ["pnothing opened here.", "pkeptbefore </private> pkeptafter."],
     "reopened": ["<private>sone", "stwo</private> pkeptmiddle <private>sthree", "sfour</private> pkeptend."],
@@ -33,11 +33,11 @@ WITH_MARKER = [(c, m) for m in ("[private]", "") for c in CASES if m or FULL or 
 
 def _secrets(messages: list[str]) -> set[str]:
     return {w.strip(".") for m in messages for w in m.replace("<", " ").replace(">", " ").split()
-            if w.startswith("s") and len(w) > 4}
+            if w.startswith("s") and len(w) > 3}
 
 
 def _kept(messages: list[str]) -> set[str]:
-    return {w.strip(".") for m in messages for w in m.split() if w.startswith("p") and len(w) > 4}
+    return {w.strip(".") for m in messages for w in m.split() if w.startswith("p") and len(w) > 3}
 
 
 @pytest.mark.parametrize(("case", "marker"), WITH_MARKER)
