@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from hindsight import validate
 from hindsight.errors import EntityNotFoundError, InvalidInputError, UnitNotFoundError
 from hindsight.index.manager import BankIndexes
 from hindsight.models import Entity
@@ -59,12 +60,11 @@ def forget(
         raise InvalidInputError("forget takes exactly one of a unit id and entity=...")
     before = store.list_entities(bank_id)
     if unit_id is not None:
-        if not isinstance(unit_id, str) or not store.get_units(bank_id, [unit_id]):
-            raise UnitNotFoundError(f"no unit {str(unit_id)[:64]!r} in bank {bank_id!r}")
+        if not store.get_units(bank_id, [validate.unit_id(unit_id)]):
+            raise UnitNotFoundError(f"no unit {unit_id[:64]!r} in bank {bank_id!r}")
         unit_ids = [unit_id]
     else:
-        if not isinstance(entity, str) or not entity.strip():
-            raise InvalidInputError("entity must be a non-empty name or entity id")
+        entity = validate.identifier(entity, "entity (a name or entity id)")
         found = matching_entities(before, entity)
         if not found:
             raise EntityNotFoundError(f"no entity named {entity[:64]!r} in bank {bank_id!r}")
