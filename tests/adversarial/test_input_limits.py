@@ -88,7 +88,7 @@ def message(**fields: Any) -> list[dict[str, Any]]:
     return [{"role": "user", "content": "Maya likes tea.", **fields}]
 
 
-for field, size in [("context", 5 * MB), ("context", 10_001)]:
+for size in (5 * MB, 10_001):
     case(f"context-{size}", lambda e, n=size: e.bank.retain("Maya likes tea.", context="c" * n), ContentTooLargeError)
 case("context-not-a-string", lambda e: e.bank.retain("Maya likes tea.", context=7), InvalidInputError)
 for field in ("speaker", "role"):
