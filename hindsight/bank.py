@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any
 
 import networkx as nx
 
+from hindsight import validate
 from hindsight.asyncs import async_twin
-from hindsight.errors import BankNotFoundError, InvalidBankIdError, InvalidInputError, UnitNotFoundError
+from hindsight.errors import BankNotFoundError, InvalidInputError, UnitNotFoundError
 from hindsight.forget import ForgetResult, forget
 from hindsight.graph_view import bank_graph
 from hindsight.index.manager import BankIndexes
@@ -31,25 +30,13 @@ from hindsight.models import (
     RetainResult,
     TimeArg,
 )
-from hindsight.recall.request import DEFAULT_BUDGET, non_negative_int
+from hindsight.recall.request import DEFAULT_BUDGET
 from hindsight.recall.types import RecallResult
 from hindsight.reflect.types import PendingProgress, PendingReport, ReflectResult
 from hindsight.retain.pipeline import RetainRequest
 from hindsight.services import BankServices
 from hindsight.temporal.values import time_zone
 from hindsight.units import BankHandle
-
-_BANK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-
-
-def validate_bank_id(bank_id: Any) -> str:
-    """Bank ids become directory names: letters, digits, '_', '-', '.'; no '..'; 1-128 characters."""
-    if not isinstance(bank_id, str) or not _BANK_ID.match(bank_id) or ".." in bank_id:
-        raise InvalidBankIdError(
-            f"invalid bank id {str(bank_id)[:64]!r}: use 1-128 letters, digits, '_', '-' or '.', starting with a "
-            "letter or digit"
-        )
-    return bank_id
 
 
 def _network(value: Network | str | None) -> Network | None:
@@ -95,6 +82,9 @@ class Bank:
     def set_profile(self, profile: BankProfile) -> None:
         if not isinstance(profile, BankProfile):
             raise InvalidInputError(f"profile must be a BankProfile, got {type(profile).__name__}")
+        limits = self._services.config.limits
+        validate.bounded_text(profile.name, "profile name", limits.max_name_chars)
+        validate.bounded_text(profile.background, "profile background", limits.max_message_chars)
         self._services.store.set_profile(self.id, profile)
 
     # -- retain and forget -------------------------------------------------------------------
@@ -185,18 +175,18 @@ class Bank:
 
     def opinion_history(self, unit_id: str) -> list[OpinionEvent]:
         """An opinion's trajectory: (verdict, confidence, text, evidence, time), oldest first."""
-        self.get_unit(unit_id)
+        unit_id = self.get_unit(unit_id).id
         return self._services.store.opinion_history(self.id, unit_id)
 
     # -- inspection --------------------------------------------------------------------------
     def units(
         self, network: Network | str | None = None, limit: int | None = None, offset: int = 0
     ) -> list[MemoryUnit]:
-        limit = None if limit is None else non_negative_int(limit, "limit")
-        return self._services.store.list_units(self.id, _network(network), limit, non_negative_int(offset, "offset"))
+        limit = None if limit is None else validate.count(limit, "limit")
+        return self._services.store.list_units(self.id, _network(network), limit, validate.count(offset, "offset"))
 
     def get_unit(self, unit_id: str) -> MemoryUnit:
-        found = self._services.store.get_units(self.id, [unit_id])
+        found = self._services.store.get_units(self.id, [validate.unit_id(unit_id)])
         if not found:
             raise UnitNotFoundError(f"no unit {unit_id!r} in bank {self.id!r}")
         return found[0]
@@ -205,7 +195,7 @@ class Bank:
         return self._services.store.list_entities(self.id)
 
     def links(self, unit_id: str) -> list[Link]:
-        return self._services.store.links_of(self.id, unit_id)
+        return self._services.store.links_of(self.id, validate.unit_id(unit_id))
 
     def stats(self) -> BankStats:
         return self._services.store.stats(self.id)

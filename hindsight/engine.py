@@ -9,8 +9,9 @@ import threading
 from pathlib import Path
 from typing import IO
 
+from hindsight import validate
 from hindsight.asyncs import async_twin
-from hindsight.bank import Bank, validate_bank_id
+from hindsight.bank import Bank
 from hindsight.config import HindsightConfig
 from hindsight.embed.bank_embedder import check_bank_embedder
 from hindsight.embed.base import CachedEmbedder, Embedder
@@ -75,9 +76,13 @@ class Hindsight:
         self.background_reasoning = self._background_consent(configured)
         if self.background_reasoning:
             self.jobs.add_hook(self._reason_after_retain)
-        self.store = store or SQLiteStore(
-            self.path / "hindsight.db", config.store.sqlite.cache_mb, config.store.sqlite.mmap_mb
-        )
+        try:
+            self.store = store or SQLiteStore(
+                self.path / "hindsight.db", config.store.sqlite.cache_mb, config.store.sqlite.mmap_mb
+            )
+        except BaseException:
+            self._lock_file.close()  # a refused or damaged database must not keep the directory locked
+            raise
         # This process holds the directory: claims on queued work were left by one that died or closed.
         if released := self.store.release_pending():
             log.info("%s: %d queued background items claimed by an earlier run are queued again", self.path, released)
@@ -189,7 +194,7 @@ class Hindsight:
     # -- banks -------------------------------------------------------------------------------
     def bank(self, bank_id: str, create: bool = True) -> Bank:
         """Get a bank, creating it unless create=False (then a missing bank is BankNotFoundError)."""
-        validate_bank_id(bank_id)
+        validate.bank_id(bank_id)
         with self._lock:
             self._check_open()
             if bank_id not in self._banks:
@@ -205,7 +210,7 @@ class Hindsight:
 
     def delete_bank(self, bank_id: str) -> None:
         """Remove every row and file of a bank."""
-        validate_bank_id(bank_id)
+        validate.bank_id(bank_id)
         with self._lock:
             self._check_open()
             bank = self._banks.pop(bank_id, None)

@@ -8,6 +8,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 
+from hindsight import validate
 from hindsight.copied_text import ForgottenText
 from hindsight.errors import DocumentNotFoundError, EntityNotFoundError, InvalidInputError, UnitNotFoundError
 from hindsight.index.manager import BankIndexes
@@ -78,16 +79,15 @@ def forget(
     before = store.list_entities(bank_id)
     names: list[str] = []
     if unit_id is not None:
-        if not isinstance(unit_id, str) or not store.get_units(bank_id, [unit_id]):
-            raise UnitNotFoundError(f"no unit {str(unit_id)[:64]!r} in bank {bank_id!r}")
+        if not store.get_units(bank_id, [validate.unit_id(unit_id)]):
+            raise UnitNotFoundError(f"no unit {unit_id[:64]!r} in bank {bank_id!r}")
         unit_ids = [unit_id]
     elif document is not None:
-        unit_ids = [u.id for u in store.document_units(bank_id, document)] if isinstance(document, str) else []
+        unit_ids = [u.id for u in store.document_units(bank_id, validate.identifier(document, "document"))]
         if not unit_ids:
             raise DocumentNotFoundError(f"no document {str(document)[:64]!r} in bank {bank_id!r}")
     else:
-        if not isinstance(entity, str) or not entity.strip():
-            raise InvalidInputError("entity must be a non-empty name or entity id")
+        entity = validate.identifier(entity, "entity (a name or entity id)")
         found = matching_entities(before, entity)
         if not found:
             raise EntityNotFoundError(f"no entity named {entity[:64]!r} in bank {bank_id!r}")

@@ -71,12 +71,21 @@ class Fts5Index(LexicalIndex):
 
     def load(self) -> bool:
         existed = self.path.exists()
+        conn: sqlite3.Connection | None = None
         try:
             conn = self._open()
+            # Reading the meta table alone misses damaged pages elsewhere; quick_check reads every page once.
+            damage = [r[0] for r in conn.execute("PRAGMA quick_check")]
             row = conn.execute("SELECT value FROM meta WHERE key='watermark'").fetchone()
             columns = tuple(d[0] for d in conn.execute("SELECT * FROM fts LIMIT 0").description)
         except sqlite3.DatabaseError as exc:
             log.warning("lexical index %s is unreadable (%s); rebuilding", self.path, exc)
+            if conn is not None:
+                conn.close()
+            return False
+        if damage != ["ok"]:
+            log.warning("lexical index %s is damaged (%s); rebuilding", self.path, "; ".join(damage)[:200])
+            conn.close()
             return False
         if columns != _COLUMNS:  # written by an older version: one column, no lead
             log.info("lexical index %s has columns %s, not %s; rebuilding", self.path, columns, _COLUMNS)
@@ -94,20 +103,26 @@ class Fts5Index(LexicalIndex):
                 self._conn = None
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-            self._conn = self._open()
             self.watermark = 0
+            self._conn = self._open()
+
+    def _connection(self) -> sqlite3.Connection:
+        """The open connection; an index whose reset failed is unusable like a damaged one (the caller rebuilds)."""
+        if self._conn is None:
+            raise sqlite3.OperationalError(f"lexical index {self.path} is not open")
+        return self._conn
 
     def _write(self, sql: str, rows: list[tuple[object, ...]], watermark: int) -> None:
         with self._lock:
-            assert self._conn is not None, "load() or reset() first"
-            conn = self._conn
+            conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
                 conn.executemany(sql, rows)
                 conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('watermark', ?)", (watermark,))
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite has already rolled back after some errors (a damaged page)
+                    conn.execute("ROLLBACK")
                 raise
             self.watermark = max(self.watermark, watermark)
 
@@ -124,9 +139,8 @@ class Fts5Index(LexicalIndex):
         if not terms or k <= 0:
             return []
         with self._lock:
-            assert self._conn is not None, "load() or reset() first"
             match = " OR ".join(terms)
-            rows = self._conn.execute(
+            rows = self._connection().execute(
                 "SELECT rowid, bm25(fts, 1.0, ?) AS rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?",
                 (float(lead_weight), match, k),
             ).fetchall()
@@ -136,16 +150,15 @@ class Fts5Index(LexicalIndex):
         """Make removed rows unrecoverable from the files: FTS5 keeps deleted terms in old segments until they
         merge, and the WAL keeps old pages until it is truncated."""
         with self._lock:
-            assert self._conn is not None, "load() or reset() first"
-            self._conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
-            busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            conn = self._connection()
+            conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
         if busy:
             log.warning("lexical index %s: the WAL could not be truncated", self.path)
 
     def labels(self) -> set[int]:
         with self._lock:
-            assert self._conn is not None, "load() or reset() first"
-            return {int(r[0]) for r in self._conn.execute("SELECT rowid FROM fts")}
+            return {int(r[0]) for r in self._connection().execute("SELECT rowid FROM fts")}
 
     def close(self) -> None:
         with self._lock:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from hindsight.errors import BankNotFoundError, StoreClosedError, StoreError
+from hindsight.errors import BankNotFoundError, StoreClosedError
 from hindsight.models import (
     BankProfile,
     BankStats,
@@ -34,10 +34,11 @@ from hindsight.store.sqlite_graph import GraphQueries
 from hindsight.store.sqlite_index import IndexQueries
 from hindsight.store.sqlite_integrity import IntegrityQueries
 from hindsight.store.sqlite_reasoning import ReasoningQueries
-from hindsight.store.sqlite_schema import REASONING_SCHEMA, SCHEMA, SCHEMA_VERSION, add_columns
+from hindsight.store.sqlite_schema import REASONING_SCHEMA, SCHEMA, SCHEMA_VERSION, add_columns, refuse_other_schema
 from hindsight.store.sqlite_util import chunks as _chunks
 from hindsight.store.sqlite_util import dt as _dt
 from hindsight.store.sqlite_util import marks as _marks
+from hindsight.store.sqlite_util import store_error
 from hindsight.store.sqlite_util import ts as _ts
 
 log = logging.getLogger(__name__)
@@ -62,15 +63,17 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
         self._closed = False
+        refuse_other_schema(self.path)
         self._writer = self._connect()
-        with self._write_lock:
-            self._writer.executescript(SCHEMA + REASONING_SCHEMA)
-            add_columns(self._writer)
-            row = self._writer.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
-                self._writer.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
-            elif row[0] != SCHEMA_VERSION:
-                raise StoreError(f"{self.path} has schema {row[0]}, this hindsight needs {SCHEMA_VERSION}")
+        try:
+            with self._write_lock:
+                self._writer.executescript(SCHEMA + REASONING_SCHEMA)
+                add_columns(self._writer)
+                self._writer.execute("INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)",
+                                     (SCHEMA_VERSION,))
+        except sqlite3.Error as exc:
+            self.close()
+            raise store_error(self.path, exc, "opening the database") from exc
 
     # -- connections -------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -85,7 +88,7 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
             conn.execute(f"PRAGMA cache_size=-{self._cache_mb * 1024}")
             conn.execute(f"PRAGMA mmap_size={self._mmap_mb * 1024 * 1024}")
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open database {self.path}: {exc}") from exc
+            raise store_error(self.path, exc, "opening the database") from exc
         with self._conns_lock:
             self._conns.append(conn)
         return conn
@@ -114,14 +117,14 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
-                    raise StoreError(f"database write failed and was rolled back: {exc}") from exc
+                    raise store_error(self.path, exc, "a database write (rolled back)") from exc
                 raise
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         try:
             return self._read().execute(sql, params).fetchall()
         except sqlite3.Error as exc:
-            raise StoreError(f"database read failed: {exc}") from exc
+            raise store_error(self.path, exc, "a database read") from exc
 
     # -- banks -------------------------------------------------------------------------------
     def create_bank(self, bank_id: str, profile: BankProfile) -> None:

@@ -8,11 +8,12 @@ from abc import abstractmethod
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 
-from hindsight.errors import StoreError
 from hindsight.store.base import IntegrityProblem, ProblemKind
+from hindsight.store.sqlite_util import store_error
 
 _MAX_IDS = 1000  # ids listed per problem; the detail gives the full count
 
@@ -64,7 +65,9 @@ def _problem(kind: ProblemKind, what: str, ids: list[str]) -> IntegrityProblem:
 
 
 class IntegrityQueries:
-    """Mixed into SQLiteStore, which supplies `_read` (this thread's connection)."""
+    """Mixed into SQLiteStore, which supplies `path` and `_read` (this thread's connection)."""
+
+    path: Path
 
     @abstractmethod
     def _read(self) -> sqlite3.Connection: ...
@@ -80,7 +83,7 @@ class IntegrityQueries:
             finally:
                 conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            raise StoreError(f"integrity read failed: {exc}") from exc
+            raise store_error(self.path, exc, "integrity read") from exc
 
     def live_labels(self, bank_id: str) -> set[int]:
         with self._snapshot() as conn:
