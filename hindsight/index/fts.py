@@ -8,6 +8,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from hindsight.errors import StoreClosedError
 from hindsight.index.base import IndexHit, LexicalIndex
 from hindsight.store.base import IndexedUnit
 
@@ -87,6 +88,12 @@ class Fts5Index(LexicalIndex):
             self.watermark = int(row[0]) if row else 0
         return existed
 
+    def _live(self) -> sqlite3.Connection:
+        """The open connection (call with the lock held); a closed index (its bank closed or deleted) is an error."""
+        if self._conn is None:
+            raise StoreClosedError(f"lexical index {self.path} is closed")
+        return self._conn
+
     def reset(self) -> None:
         with self._lock:
             if self._conn is not None:
@@ -99,8 +106,7 @@ class Fts5Index(LexicalIndex):
 
     def _write(self, sql: str, rows: list[tuple[object, ...]], watermark: int) -> None:
         with self._lock:
-            assert self._conn is not None, "load() or reset() first"
-            conn = self._conn
+            conn = self._live()
             conn.execute("BEGIN IMMEDIATE")
             try:
                 conn.executemany(sql, rows)
@@ -124,9 +130,9 @@ class Fts5Index(LexicalIndex):
         if not terms or k <= 0:
             return []
         with self._lock:
-            assert self._conn is not None, "load() or reset() first"
+            conn = self._live()
             match = " OR ".join(terms)
-            rows = self._conn.execute(
+            rows = conn.execute(
                 "SELECT rowid, bm25(fts, 1.0, ?) AS rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?",
                 (float(lead_weight), match, k),
             ).fetchall()
@@ -136,16 +142,15 @@ class Fts5Index(LexicalIndex):
         """Make removed rows unrecoverable from the files: FTS5 keeps deleted terms in old segments until they
         merge, and the WAL keeps old pages until it is truncated."""
         with self._lock:
-            assert self._conn is not None, "load() or reset() first"
-            self._conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
-            busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            conn = self._live()
+            conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
         if busy:
             log.warning("lexical index %s: the WAL could not be truncated", self.path)
 
     def labels(self) -> set[int]:
         with self._lock:
-            assert self._conn is not None, "load() or reset() first"
-            return {int(r[0]) for r in self._conn.execute("SELECT rowid FROM fts")}
+            return {int(r[0]) for r in self._live().execute("SELECT rowid FROM fts")}
 
     def close(self) -> None:
         with self._lock:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from hindsight.config import HnswConfig
+from hindsight.errors import StoreError
 from hindsight.index.base import DerivedIndex, IndexHit
 from hindsight.index.fts import Fts5Index
 from hindsight.index.hnsw import HnswIndex
@@ -45,13 +46,21 @@ class BankIndexes:
         self._saved_watermark = self.vectors.watermark
         self.sync()
         if self.vectors.watermark != self._saved_watermark:
-            self.vectors.save()
-            self._saved_watermark = self.vectors.watermark
+            self._save_or_log()
 
     def _rebuild(self, index: DerivedIndex) -> None:
         index.add_units(self.store.indexed_units(self.bank_id), self.store.last_change(self.bank_id))
         if index is self.vectors:
+            self._save_or_log()
+
+    def _save_or_log(self) -> None:
+        """Save the vector snapshot; a failure (full disk, read-only directory) is logged, not raised: the write
+        that called for it has committed, and an old snapshot catches up from the change log on the next open."""
+        try:
             self.vectors.save()
+            self._saved_watermark = self.vectors.watermark
+        except StoreError as exc:
+            log.warning("bank %s: %s; the index stays in memory and catches up on the next open", self.bank_id, exc)
 
     def sync(self) -> None:
         """Apply every change after each index's watermark."""
@@ -63,8 +72,7 @@ class BankIndexes:
             self._replay(self.vectors, [c for c in changes if c.seq > self.vectors.watermark])
             self._replay(self.lexical, [c for c in changes if c.seq > self.lexical.watermark])
             if self.vectors.watermark - self._saved_watermark >= self.config.save_every:
-                self.vectors.save()
-                self._saved_watermark = self.vectors.watermark
+                self._save_or_log()
 
     def _replay(self, index: DerivedIndex, changes: list[Change]) -> None:
         if not changes:
@@ -85,9 +93,13 @@ class BankIndexes:
     def purge(self) -> None:
         """After a forget: leave nothing of removed units in the index files (snapshot saved, lexical compacted)."""
         with self._sync_lock:
-            self.vectors.save()
-            self._saved_watermark = self.vectors.watermark
             self.lexical.purge()
+            try:
+                self.vectors.save()
+            except StoreError as exc:
+                raise type(exc)(f"the forget is committed, but {exc}. Until a save succeeds (close saves again), "
+                                "the old snapshot file still holds the removed vectors") from exc
+            self._saved_watermark = self.vectors.watermark
 
     def search_vectors(
         self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None
@@ -99,8 +111,11 @@ class BankIndexes:
         return self.lexical.search(query, k, lead_weight)
 
     def close(self) -> None:
+        """Save the vector snapshot if it is behind, then close both indexes, even when the save fails."""
         with self._sync_lock:
-            if self.vectors.watermark != self._saved_watermark:
-                self.vectors.save()
-            self.vectors.close()
-            self.lexical.close()
+            try:
+                if self.vectors.watermark != self._saved_watermark:
+                    self.vectors.save()
+            finally:
+                self.vectors.close()
+                self.lexical.close()

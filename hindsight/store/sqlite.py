@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from hindsight.errors import BankNotFoundError, StoreClosedError, StoreError
+from hindsight.lifecycle import CallGate
 from hindsight.models import (
     BankProfile,
     BankStats,
@@ -30,6 +31,7 @@ from hindsight.store.base import (
     MemoryStore,
     WriteBatch,
 )
+from hindsight.store.disk import sqlite_error
 from hindsight.store.sqlite_graph import GraphQueries
 from hindsight.store.sqlite_index import IndexQueries
 from hindsight.store.sqlite_integrity import IntegrityQueries
@@ -62,14 +64,27 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
         self._closed = False
+        # Reads on per-thread connections pass through it, so close() never closes a connection under a query.
+        self._reads = CallGate(lambda: StoreClosedError("the store is closed"))
         self._writer = self._connect()
+        try:
+            self._set_up()
+        except BaseException:
+            self.close()
+            raise
+
+    def _set_up(self) -> None:
+        """Create or upgrade the schema; a failed write (a full disk) is a typed error."""
         with self._write_lock:
-            self._writer.executescript(SCHEMA + REASONING_SCHEMA)
-            add_columns(self._writer)
-            row = self._writer.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
-                self._writer.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
-            elif row[0] != SCHEMA_VERSION:
+            try:
+                self._writer.executescript(SCHEMA + REASONING_SCHEMA)
+                add_columns(self._writer)
+                row = self._writer.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+                if row is None:
+                    self._writer.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
+            except sqlite3.Error as exc:
+                raise sqlite_error(exc, f"setting up database {self.path}", self.path) from exc
+            if row is not None and row[0] != SCHEMA_VERSION:
                 raise StoreError(f"{self.path} has schema {row[0]}, this hindsight needs {SCHEMA_VERSION}")
 
     # -- connections -------------------------------------------------------------------------
@@ -85,26 +100,28 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
             conn.execute(f"PRAGMA cache_size=-{self._cache_mb * 1024}")
             conn.execute(f"PRAGMA mmap_size={self._mmap_mb * 1024 * 1024}")
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open database {self.path}: {exc}") from exc
+            raise sqlite_error(exc, f"opening database {self.path}", self.path) from exc
         with self._conns_lock:
             self._conns.append(conn)
         return conn
 
-    def _read(self) -> sqlite3.Connection:
-        """A per-thread connection for reads, so readers never wait for the writer (WAL)."""
-        if self._closed:
-            raise StoreClosedError("the store is closed")
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._connect()
-            self._local.conn = conn
-        return conn
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection for reads, so readers never wait for the writer (WAL); close() waits for it."""
+        with self._reads.call():
+            if self._closed:
+                raise StoreClosedError("the store is closed")
+            conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+            if conn is None:
+                conn = self._connect()
+                self._local.conn = conn
+            yield conn
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        if self._closed:
-            raise StoreClosedError("the store is closed")
         with self._write_lock:
+            if self._closed:  # checked under the lock close() takes, so the writer is open
+                raise StoreClosedError("the store is closed")
             conn = self._writer
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -114,14 +131,15 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
-                    raise StoreError(f"database write failed and was rolled back: {exc}") from exc
+                    raise sqlite_error(exc, "a database write (rolled back)", self.path) from exc
                 raise
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        try:
-            return self._read().execute(sql, params).fetchall()
-        except sqlite3.Error as exc:
-            raise StoreError(f"database read failed: {exc}") from exc
+        with self._reading() as conn:
+            try:
+                return conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise StoreError(f"database read failed: {exc}") from exc
 
     # -- banks -------------------------------------------------------------------------------
     def create_bank(self, bank_id: str, profile: BankProfile) -> None:
@@ -356,6 +374,8 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
         return BankStats(bank_id=bank_id, units=units, entities=entities, links=links, documents=docs)
 
     def close(self) -> None:
+        """Refuse new reads and writes, wait for those in flight, then close every connection."""
+        self._reads.shut()
         with self._write_lock:
             self._closed = True
             with self._conns_lock:
