@@ -63,8 +63,8 @@ class Race:
 
     @property
     def threads(self) -> tuple[str, ...]:
-        """The op of each thread: a lone op runs on two threads, so that it also races itself."""
-        return self.ops if len(self.ops) > 1 else self.ops * 2
+        """The op of each thread: a lone op runs on three threads, so that it also races itself."""
+        return self.ops if len(self.ops) > 1 else self.ops * 3
 
     @property
     def name(self) -> str:
@@ -106,7 +106,7 @@ def _run_threads(hs: Hindsight, bank: Bank, race: Race, rng: random.Random, seen
     threads = [threading.Thread(target=loop, args=(t, OPS[op])) for t, op in enumerate(race.threads)]
     for th in threads:
         th.start()
-    time.sleep(rng.uniform(0.02, 0.25))
+    time.sleep(rng.uniform(0.02, 0.15))
     if race.against == "close":
         closer = threading.Thread(target=hs.close)  # from another thread, while this one closes too
         closer.start()
@@ -131,7 +131,7 @@ def race(memdir: str, log_path: Path, round_no: int, seed: int, embedder: Any) -
         path = Path(memdir) / f"round{n}"
         hs = Hindsight(path, embedder=embedder)
         bank = hs.bank("b")
-        bank.retain_many([RetainRequest(_text(99, k)) for k in range(4)])
+        bank.retain(" ".join(_text(99, k) for k in range(4)))
         refused += _run_threads(hs, bank, spec, rng, seen)
         threads += len(spec.threads)
         hs.close()

@@ -13,7 +13,7 @@ from tests.adversarial.race_worker import RACES, Race
 from tests.crash_harness import Zygote
 
 FULL = os.environ.get("HINDSIGHT_FULL_RELIABILITY") == "1"
-ROUNDS = 20 if FULL else 2
+ROUNDS = 20 if FULL else 1
 
 
 @pytest.mark.parametrize("race", RACES, ids=[r.name for r in RACES])
