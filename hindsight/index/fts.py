@@ -11,6 +11,7 @@ from pathlib import Path
 from hindsight.errors import StoreClosedError
 from hindsight.index.base import IndexHit, LexicalIndex
 from hindsight.store.base import IndexedUnit
+from hindsight.store.disk import disk_error, sqlite_error
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,10 @@ class Fts5Index(LexicalIndex):
         self.watermark = 0
 
     def _open(self) -> sqlite3.Connection:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise disk_error(exc, f"creating the index directory {self.dir}") from exc
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA secure_delete=ON")
@@ -99,9 +103,14 @@ class Fts5Index(LexicalIndex):
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-            self._conn = self._open()
+            try:
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                self._conn = self._open()
+            except OSError as exc:
+                raise disk_error(exc, f"creating the lexical index {self.path}") from exc
+            except sqlite3.Error as exc:
+                raise sqlite_error(exc, f"creating the lexical index {self.path}", self.path) from exc
             self.watermark = 0
 
     def _write(self, sql: str, rows: list[tuple[object, ...]], watermark: int) -> None:
@@ -112,8 +121,11 @@ class Fts5Index(LexicalIndex):
                 conn.executemany(sql, rows)
                 conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('watermark', ?)", (watermark,))
                 conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
+            except BaseException as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):  # e.g. a full disk: the watermark stays, the next sync retries
+                    raise sqlite_error(exc, f"writing the lexical index {self.path}", self.path) from exc
                 raise
             self.watermark = max(self.watermark, watermark)
 

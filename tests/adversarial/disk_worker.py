@@ -132,6 +132,14 @@ def forget_with_read_only_index_dir(s: Scene) -> None:
     s.reopen()
 
 
+def new_bank_in_read_only_banks_dir(s: Scene) -> None:
+    hs = s.seeded()
+    with read_only(s.index_dir().parent):
+        s.facts["new_bank"] = attempt(lambda: hs.bank("c").retain("Lena sold her old bike."))
+    s.facts["close"] = attempt(hs.close)
+    s.reopen()
+
+
 def open_on_full_disk(s: Scene) -> None:
     with full_disk():
         s.facts["open"] = attempt(s.open)
@@ -163,8 +171,8 @@ def open_existing_read_only(s: Scene) -> None:
 
 SCENARIOS: list[Callable[[Scene], None]] = [
     close_on_full_disk, close_with_read_only_index_dir, retain_on_full_disk, retain_with_read_only_index_dir,
-    forget_with_read_only_index_dir, open_on_full_disk, open_read_only_directory, open_in_read_only_parent,
-    open_existing_read_only,
+    forget_with_read_only_index_dir, new_bank_in_read_only_banks_dir, open_on_full_disk, open_read_only_directory,
+    open_in_read_only_parent, open_existing_read_only,
 ]
 
 

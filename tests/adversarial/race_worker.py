@@ -30,17 +30,22 @@ def _forget(hs: Hindsight, bank: Bank, t: int, i: int) -> object:
     return bank.forget(units[0].id) if units else bank.retain(_text(t, i))
 
 
+async def _arecall(bank: Bank) -> object:
+    return await bank.arecall("climbing rope")
+
+
 def _new_bank(hs: Hindsight, bank: Bank, t: int, i: int) -> object:
     bank_id = f"tmp-{t}-{i}"
     hs.bank(bank_id).retain(_text(t, i))
-    return hs.delete_bank(bank_id)
+    hs.delete_bank(bank_id)
+    return None
 
 
 OPS: dict[str, Op] = {
     "retain": lambda hs, b, t, i: b.retain(_text(t, i), document_id=f"d{t}-{i % 3}"),
     "retain_many": lambda hs, b, t, i: b.retain_many([RetainRequest(_text(t, i + k)) for k in range(2)]),
     "recall": lambda hs, b, t, i: b.recall("who climbed in Denver?"),
-    "arecall": lambda hs, b, t, i: asyncio.run(b.arecall("climbing rope")),
+    "arecall": lambda hs, b, t, i: asyncio.run(_arecall(b)),
     "forget": _forget,
     "units": lambda hs, b, t, i: b.units(),
     "check": lambda hs, b, t, i: b.check(),

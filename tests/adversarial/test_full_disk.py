@@ -16,7 +16,7 @@ from tests.crash_harness import Zygote
 
 LISBON = TEXTS[0]
 # What each step must raise (None: it succeeds), and how the units changed when the directory was reopened.
-EXPECTED: dict[str, tuple[dict[str, str | tuple[str, ...] | None], int]] = {
+EXPECTED: dict[str, tuple[dict[str, str | tuple[str | None, ...] | None], int]] = {
     "close_on_full_disk": ({"close": "DiskFullError"}, 0),
     "close_with_read_only_index_dir": ({"close": "DirectoryNotWritableError"}, 0),
     # The database write fails and rolls back; SQLite reports EFBIG as an I/O error, a StoreError.
@@ -24,6 +24,7 @@ EXPECTED: dict[str, tuple[dict[str, str | tuple[str, ...] | None], int]] = {
     # The retain commits; the snapshot it could not save is logged, and close reports it.
     "retain_with_read_only_index_dir": ({"retain": None, "close": "DirectoryNotWritableError"}, 1),
     "forget_with_read_only_index_dir": ({"forget": "DirectoryNotWritableError", "close": None}, -1),
+    "new_bank_in_read_only_banks_dir": ({"new_bank": "DirectoryNotWritableError", "close": None}, 0),
     "open_on_full_disk": ({"open": ("DiskFullError", "StoreError")}, 0),
     "open_read_only_directory": ({"open": "DirectoryNotWritableError"}, 0),
     "open_in_read_only_parent": ({"open": "DirectoryNotWritableError"}, 0),
