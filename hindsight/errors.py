@@ -107,3 +107,11 @@ class ExtractionError(HindsightError):
 
 class DirectoryLockedError(HindsightError):
     """Another process holds the memory directory open."""
+
+
+class DiskFullError(StoreError):
+    """A file of the memory directory could not be written: no space left, or a file size or quota limit."""
+
+
+class DirectoryNotWritableError(StoreError):
+    """The memory directory, or a file in it, cannot be written: a read-only filesystem or no permission."""

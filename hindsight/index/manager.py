@@ -12,7 +12,7 @@ from typing import TypeVar
 import numpy as np
 
 from hindsight.config import HnswConfig
-from hindsight.errors import IndexDamagedError
+from hindsight.errors import IndexDamagedError, StoreError
 from hindsight.index.base import DerivedIndex, IndexHit
 from hindsight.index.fts import Fts5Index
 from hindsight.index.hnsw import HnswIndex
@@ -47,8 +47,7 @@ class BankIndexes:
         self._saved_watermark = self.vectors.watermark
         self.sync()
         if self.vectors.watermark != self._saved_watermark:
-            self.vectors.save()
-            self._saved_watermark = self.vectors.watermark
+            self._save_or_log()
 
     def _rebuild(self, name: str, index: DerivedIndex, reason: str) -> None:
         """Rebuild an index from the store; IndexDamagedError when its files cannot be written."""
@@ -57,13 +56,13 @@ class BankIndexes:
             try:
                 index.reset()
                 index.add_units(self.store.indexed_units(self.bank_id), self.store.last_change(self.bank_id))
-                if index is self.vectors:
-                    self.vectors.save()
             except (sqlite3.DatabaseError, OSError) as exc:
                 raise IndexDamagedError(
                     f"the {name} index of bank {self.bank_id} in {self.dir} could not be rebuilt ({exc}); the "
                     f"memories are safe in the database. Free disk space, or delete {self.dir}, and reopen."
                 ) from exc
+            if index is self.vectors:
+                self._save_or_log()
             self.rebuilt.append(name)
 
     def _lexical(self, op: Callable[[], T]) -> T:
@@ -77,6 +76,15 @@ class BankIndexes:
             return op()
         except sqlite3.DatabaseError as exc:
             raise IndexDamagedError(f"the lexical index of bank {self.bank_id} failed after a rebuild: {exc}") from exc
+
+    def _save_or_log(self) -> None:
+        """Save the vector snapshot; a failure (full disk, read-only directory) is logged, not raised: the write
+        that called for it has committed, and an old snapshot catches up from the change log on the next open."""
+        try:
+            self.vectors.save()
+            self._saved_watermark = self.vectors.watermark
+        except StoreError as exc:
+            log.warning("bank %s: %s; the index stays in memory and catches up on the next open", self.bank_id, exc)
 
     def sync(self) -> None:
         """Apply every change after each index's watermark. The store has committed them, so a lexical index that
@@ -95,8 +103,7 @@ class BankIndexes:
             except IndexDamagedError as exc:
                 log.error("%s", exc)
             if self.vectors.watermark - self._saved_watermark >= self.config.save_every:
-                self.vectors.save()
-                self._saved_watermark = self.vectors.watermark
+                self._save_or_log()
 
     def _replay(self, index: DerivedIndex, changes: list[Change]) -> None:
         if not changes:
@@ -120,9 +127,13 @@ class BankIndexes:
     def purge(self) -> None:
         """After a forget: leave nothing of removed units in the index files (snapshot saved, lexical compacted)."""
         with self._sync_lock:
-            self.vectors.save()
-            self._saved_watermark = self.vectors.watermark
             self._lexical(self.lexical.purge)
+            try:
+                self.vectors.save()
+            except StoreError as exc:
+                raise type(exc)(f"the forget is committed, but {exc}. Until a save succeeds (close saves again), "
+                                "the old snapshot file still holds the removed vectors") from exc
+            self._saved_watermark = self.vectors.watermark
 
     def search_vectors(
         self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None
@@ -138,8 +149,11 @@ class BankIndexes:
         return self._lexical(self.lexical.labels)
 
     def close(self) -> None:
+        """Save the vector snapshot if it is behind, then close both indexes, even when the save fails."""
         with self._sync_lock:
-            if self.vectors.watermark != self._saved_watermark:
-                self.vectors.save()
-            self.vectors.close()
-            self.lexical.close()
+            try:
+                if self.vectors.watermark != self._saved_watermark:
+                    self.vectors.save()
+            finally:
+                self.vectors.close()
+                self.lexical.close()

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from hindsight.errors import BankNotFoundError, StoreClosedError
+from hindsight.lifecycle import CallGate
 from hindsight.models import (
     BankProfile,
     BankStats,
@@ -64,16 +65,25 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
         self._conns_lock = threading.Lock()
         self._closed = False
         refuse_other_schema(self.path)
+        # Reads on per-thread connections pass through it, so close() never closes a connection under a query.
+        self._reads = CallGate(lambda: StoreClosedError("the store is closed"))
         self._writer = self._connect()
         try:
-            with self._write_lock:
+            self._set_up()
+        except BaseException:
+            self.close()
+            raise
+
+    def _set_up(self) -> None:
+        """Create or upgrade the schema; a failed write (a full disk) is a typed error."""
+        with self._write_lock:
+            try:
                 self._writer.executescript(SCHEMA + REASONING_SCHEMA)
                 add_columns(self._writer)
                 self._writer.execute("INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)",
                                      (SCHEMA_VERSION,))
-        except sqlite3.Error as exc:
-            self.close()
-            raise store_error(self.path, exc, "opening the database") from exc
+            except sqlite3.Error as exc:
+                raise store_error(self.path, exc, "setting up the database") from exc
 
     # -- connections -------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -93,21 +103,23 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
             self._conns.append(conn)
         return conn
 
-    def _read(self) -> sqlite3.Connection:
-        """A per-thread connection for reads, so readers never wait for the writer (WAL)."""
-        if self._closed:
-            raise StoreClosedError("the store is closed")
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._connect()
-            self._local.conn = conn
-        return conn
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection for reads, so readers never wait for the writer (WAL); close() waits for it."""
+        with self._reads.call():
+            if self._closed:
+                raise StoreClosedError("the store is closed")
+            conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+            if conn is None:
+                conn = self._connect()
+                self._local.conn = conn
+            yield conn
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        if self._closed:
-            raise StoreClosedError("the store is closed")
         with self._write_lock:
+            if self._closed:  # checked under the lock close() takes, so the writer is open
+                raise StoreClosedError("the store is closed")
             conn = self._writer
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -121,10 +133,11 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
                 raise
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        try:
-            return self._read().execute(sql, params).fetchall()
-        except sqlite3.Error as exc:
-            raise store_error(self.path, exc, "a database read") from exc
+        with self._reading() as conn:
+            try:
+                return conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise store_error(self.path, exc, "a database read") from exc
 
     # -- banks -------------------------------------------------------------------------------
     def create_bank(self, bank_id: str, profile: BankProfile) -> None:
@@ -369,6 +382,8 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
         return BankStats(bank_id=bank_id, units=units, entities=entities, links=links, documents=docs)
 
     def close(self) -> None:
+        """Refuse new reads and writes, wait for those in flight, then close every connection."""
+        self._reads.shut()
         with self._write_lock:
             self._closed = True
             with self._conns_lock:

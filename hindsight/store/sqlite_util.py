@@ -10,6 +10,7 @@ from typing import Any
 
 from hindsight.errors import StoreCorruptError, StoreError
 from hindsight.store.base import UnitFilter
+from hindsight.store.disk import sqlite_disk_error
 
 MAX_VARS = 500  # stay well under SQLite's bound-parameter limit
 
@@ -35,7 +36,7 @@ _DAMAGED = {11, 26}
 
 def store_error(path: Path, exc: sqlite3.Error, what: str) -> StoreError:
     """The typed error for a failed database operation: StoreCorruptError, saying how to recover, when the file is
-    damaged; else StoreError."""
+    damaged; DiskFullError or DirectoryNotWritableError for a full disk or a read-only directory; else StoreError."""
     if (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF in _DAMAGED:
         return StoreCorruptError(
             f"the database {path} is damaged ({exc}) and hindsight cannot repair it. Close every program using it, "
@@ -43,7 +44,7 @@ def store_error(path: Path, exc: sqlite3.Error, what: str) -> StoreError:
             f"(sqlite3 {path} .recover | sqlite3 recovered.db) and put recovered.db in its place. Each bank's index "
             "files are rebuilt from it when the bank opens."
         )
-    return StoreError(f"{what} failed ({path}): {exc}")
+    return sqlite_disk_error(exc, f"{what} ({path})", path) or StoreError(f"{what} failed ({path}): {exc}")
 
 
 def chunks(items: Sequence[Any], size: int = MAX_VARS) -> Iterator[Sequence[Any]]:
