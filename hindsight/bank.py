@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-import re
+import functools
 import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any
+from typing import Concatenate, ParamSpec, TypeVar
 
 import networkx as nx
 
+from hindsight import validate
 from hindsight.asyncs import async_twin
-from hindsight.errors import BankNotFoundError, InvalidBankIdError, InvalidInputError, UnitNotFoundError
+from hindsight.errors import BankNotFoundError, InvalidInputError, UnitNotFoundError
 from hindsight.forget import ForgetResult, forget
 from hindsight.graph_view import bank_graph
 from hindsight.index.manager import BankIndexes
 from hindsight.integrity import IntegrityReport, check_bank
+from hindsight.lifecycle import CallGate
 from hindsight.llm.usage import bank_scope
 from hindsight.models import (
     BankProfile,
@@ -31,7 +33,7 @@ from hindsight.models import (
     RetainResult,
     TimeArg,
 )
-from hindsight.recall.request import DEFAULT_BUDGET, non_negative_int
+from hindsight.recall.request import DEFAULT_BUDGET
 from hindsight.recall.types import RecallResult
 from hindsight.reflect.types import PendingProgress, PendingReport, ReflectResult
 from hindsight.retain.pipeline import RetainRequest
@@ -39,17 +41,8 @@ from hindsight.services import BankServices
 from hindsight.temporal.values import time_zone
 from hindsight.units import BankHandle
 
-_BANK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-
-
-def validate_bank_id(bank_id: Any) -> str:
-    """Bank ids become directory names: letters, digits, '_', '-', '.'; no '..'; 1-128 characters."""
-    if not isinstance(bank_id, str) or not _BANK_ID.match(bank_id) or ".." in bank_id:
-        raise InvalidBankIdError(
-            f"invalid bank id {str(bank_id)[:64]!r}: use 1-128 letters, digits, '_', '-' or '.', starting with a "
-            "letter or digit"
-        )
-    return bank_id
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def _network(value: Network | str | None) -> Network | None:
@@ -61,6 +54,18 @@ def _network(value: Network | str | None) -> Network | None:
         raise InvalidInputError(f"unknown network {value!r}; expected one of {[n.value for n in Network]}") from exc
 
 
+def _call(method: Callable[Concatenate[Bank, P], R]) -> Callable[Concatenate[Bank, P], R]:
+    """A public call: refused once the engine is closed (StoreClosedError) or the bank deleted (BankNotFoundError),
+    and waited for by the close or delete that comes while it runs."""
+
+    @functools.wraps(method)
+    def call(bank: Bank, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with bank._services.call(), bank._gate.call():
+            return method(bank, *args, **kwargs)
+
+    return call
+
+
 class Bank:
     """One memory bank. Get it from `Hindsight.bank(bank_id)`."""
 
@@ -70,6 +75,7 @@ class Bank:
         self._lock = threading.RLock()
         self._indexes: BankIndexes | None = None
         self._deleted = False
+        self._gate = CallGate(lambda: BankNotFoundError(f"bank {bank_id!r} was deleted"))
 
     def __repr__(self) -> str:
         return f"Bank({self.id!r})"
@@ -89,15 +95,21 @@ class Bank:
         return BankHandle(self.id, self.indexes, self._lock)
 
     # -- profile -----------------------------------------------------------------------------
+    @_call
     def profile(self) -> BankProfile:
         return self._services.store.get_profile(self.id) or BankProfile()
 
+    @_call
     def set_profile(self, profile: BankProfile) -> None:
         if not isinstance(profile, BankProfile):
             raise InvalidInputError(f"profile must be a BankProfile, got {type(profile).__name__}")
+        limits = self._services.config.limits
+        validate.bounded_text(profile.name, "profile name", limits.max_name_chars)
+        validate.bounded_text(profile.background, "profile background", limits.max_message_chars)
         self._services.store.set_profile(self.id, profile)
 
     # -- retain and forget -------------------------------------------------------------------
+    @_call
     def retain(
         self, content: Content, timestamp: TimeArg | None = None, context: str | None = None,
         document_id: str | None = None,
@@ -111,6 +123,7 @@ class Bank:
                 self.handle(), content, timestamp=timestamp, context=context, document_id=document_id
             )
 
+    @_call
     def retain_many(self, requests: Iterable[RetainRequest]) -> list[RetainResult]:
         """Retain several documents (e.g. a history import): every request is validated before anything is
         written, the new units of all of them are embedded together, and each document commits atomically."""
@@ -120,21 +133,28 @@ class Bank:
         with bank_scope(self.id):
             return self._services.pipeline.retain_many(self.handle(), items)
 
-    def forget(self, unit_id: str | None = None, *, entity: str | None = None) -> ForgetResult:
-        """Remove a unit, or with `entity=` (an id, name or alias) every unit that mentions that entity, from the
-        store, both indexes and the graph, and scrub the files; entities no unit mentions any more go too, and so
-        do the opinions and observations derived from the units (other opinions lose them as evidence)."""
+    @_call
+    def forget(
+        self, unit_id: str | None = None, *, entity: str | None = None, document: str | None = None
+    ) -> ForgetResult:
+        """Remove a unit, with `document=` every unit of that document, or with `entity=` (an id, name or alias)
+        every unit that mentions that entity, from the store, both indexes and the graph, and scrub the files;
+        entities no unit mentions any more go too, and so do the opinions and observations derived from the units
+        (other opinions lose them as evidence). Units that copied the forgotten text go too, or lose the lead or
+        context that quoted it (`ForgetResult.copied_ids`, `rewritten_ids`)."""
         services = self._services
         with self._lock:
-            return forget(services.store, self.indexes, unit_id, entity, embed=lambda t: services.embedder.embed(t),
-                          queue=services.pending_items)
+            return forget(services.store, self.indexes, unit_id, entity, document,
+                          embed=lambda t: services.embedder.embed(t), queue=services.pending_items)
 
+    @_call
     def check(self) -> IntegrityReport:
         """Check that the store is consistent and that both indexes hold exactly the bank's units."""
         with self._lock:
             return check_bank(self._services.store, self.indexes, self._services.embedder.dim)
 
     # -- recall ------------------------------------------------------------------------------
+    @_call
     def recall(
         self,
         query: str,
@@ -154,12 +174,14 @@ class Bank:
         )
 
     # -- reflect and the opinion network -------------------------------------------------------
+    @_call
     def reflect(self, query: str, budget: int | None = None, query_time: datetime | str | None = None) -> ReflectResult:
         """Answer `query` in the bank's voice from memories of all four networks (cited by unit id), and store
         the opinions the answer shows. `budget` is the recall budget (default `reflect.answer.budget`). Needs an LLM."""
         with bank_scope(self.id):
             return self._services.reasoner.reflect(self.handle(), self.profile(), query, budget, query_time)
 
+    @_call
     def process_pending(self, progress: Callable[[PendingProgress], None] | None = None) -> PendingReport:
         """Do the reasoning retain queued for this bank now, in this thread: opinion reinforcement, then observation
         regeneration. `progress` is called as items finish. Needs an LLM."""
@@ -167,11 +189,13 @@ class Bank:
         with bank_scope(self.id):
             return reasoner.process_pending(self.handle(), progress)
 
+    @_call
     def pending(self) -> int:
         """The number of reasoning items queued for this bank (new facts to weigh against opinions, entities to
         re-observe). A count read from the store: it runs nothing and waits for nothing."""
         return self._services.store.pending_count(self.id)
 
+    @_call
     def merge_background(self, snippet: str) -> BankProfile:
         """Merge a biographical snippet into the background (first person; new information wins). Needs an LLM."""
         with bank_scope(self.id):
@@ -179,38 +203,46 @@ class Bank:
         self.set_profile(profile)
         return profile
 
+    @_call
     def opinion_history(self, unit_id: str) -> list[OpinionEvent]:
         """An opinion's trajectory: (verdict, confidence, text, evidence, time), oldest first."""
-        self.get_unit(unit_id)
+        unit_id = self.get_unit(unit_id).id
         return self._services.store.opinion_history(self.id, unit_id)
 
     # -- inspection --------------------------------------------------------------------------
+    @_call
     def units(
         self, network: Network | str | None = None, limit: int | None = None, offset: int = 0
     ) -> list[MemoryUnit]:
-        limit = None if limit is None else non_negative_int(limit, "limit")
-        return self._services.store.list_units(self.id, _network(network), limit, non_negative_int(offset, "offset"))
+        limit = None if limit is None else validate.count(limit, "limit")
+        return self._services.store.list_units(self.id, _network(network), limit, validate.count(offset, "offset"))
 
+    @_call
     def get_unit(self, unit_id: str) -> MemoryUnit:
-        found = self._services.store.get_units(self.id, [unit_id])
+        found = self._services.store.get_units(self.id, [validate.unit_id(unit_id)])
         if not found:
             raise UnitNotFoundError(f"no unit {unit_id!r} in bank {self.id!r}")
         return found[0]
 
+    @_call
     def entities(self) -> list[Entity]:
         return self._services.store.list_entities(self.id)
 
+    @_call
     def links(self, unit_id: str) -> list[Link]:
-        return self._services.store.links_of(self.id, unit_id)
+        return self._services.store.links_of(self.id, validate.unit_id(unit_id))
 
+    @_call
     def stats(self) -> BankStats:
         return self._services.store.stats(self.id)
 
+    @_call
     def llm_usage(self) -> LLMUsage:
         """Tokens and calls the LLM spent on this bank over its life (stored with the bank, so they survive a
         restart; `Hindsight.llm_usage` holds this engine's counts since it opened)."""
         return self._services.store.llm_usage(self.id)
 
+    @_call
     def to_networkx(
         self,
         networks: Iterable[Network | str] | None = None,
@@ -227,7 +259,10 @@ class Bank:
         return bank_graph(self._services.store, self.id, nets, types, since, until, zone)
 
     def close(self, deleted: bool = False) -> None:
-        """Close the indexes; `deleted` (from delete_bank) makes every later use a BankNotFoundError."""
+        """Close the indexes; `deleted` (from delete_bank) makes every later use a BankNotFoundError, once the calls
+        in flight on the bank have returned."""
+        if deleted:
+            self._gate.shut()
         with self._lock:
             self._deleted = self._deleted or deleted
             if self._indexes is not None:

@@ -5,19 +5,22 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-import shutil
 import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import IO
 
+from hindsight import validate
 from hindsight.asyncs import async_twin
-from hindsight.bank import Bank, validate_bank_id
+from hindsight.bank import Bank
 from hindsight.config import HindsightConfig
 from hindsight.embed.bank_embedder import check_bank_embedder
 from hindsight.embed.base import CachedEmbedder, Embedder
-from hindsight.errors import BankNotFoundError, DirectoryLockedError, StoreClosedError
+from hindsight.errors import BankNotFoundError, DirectoryLockedError, StoreClosedError, StoreError
 from hindsight.index.manager import BankIndexes
 from hindsight.jobs import JobQueue, RetainEvent, RetainHook
+from hindsight.lifecycle import CallGate
 from hindsight.llm.base import LLM
 from hindsight.llm.factory import build_llm, llm_required, resolve_settings
 from hindsight.llm.usage import MeteredLLM, UsageCounters
@@ -26,7 +29,9 @@ from hindsight.recall.pipeline import RecallPipeline
 from hindsight.reflect.reasoner import Reasoner, pending_items
 from hindsight.retain.factory import make_extractor
 from hindsight.retain.pipeline import RetainPipeline
+from hindsight.scrub import finish_scrubs, remove_bank_dir
 from hindsight.store.base import MemoryStore, PendingItem
+from hindsight.store.disk import disk_error
 from hindsight.store.sqlite import SQLiteStore
 from hindsight.units import BankHandle
 
@@ -51,8 +56,15 @@ class Hindsight:
             config = HindsightConfig.from_yaml(config)
         self.config = config
         self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
         self._lock_file = self._acquire_directory_lock()
+        try:
+            self._open(config, llm, embedder, store)
+        except BaseException:
+            self._lock_file.close()  # a failed open leaves the directory unlocked for the next try
+            raise
+
+    def _open(self, config: HindsightConfig, llm: LLM | None, embedder: Embedder | None,
+              store: MemoryStore | None) -> None:
         # Without `llm`, the configured backend (None when there is none); every call is counted per bank,
         # for this engine in memory and for the bank's lifetime in the store.
         self.llm_usage = UsageCounters(lambda bank_id, usage: self.store.add_llm_usage(bank_id, usage))
@@ -68,6 +80,10 @@ class Hindsight:
         self._recall_pipeline: RecallPipeline | None = None
         self._reasoner: Reasoner | None = None
         self._lock = threading.RLock()
+        # Every public call passes through it: close() refuses new calls and waits for those in flight.
+        self._gate = CallGate(lambda: StoreClosedError(f"the Hindsight instance of {self.path} is closed: open a "
+                                                       "new one to use it"))
+        self._close_lock = threading.Lock()
         self._banks: dict[str, Bank] = {}
         self.jobs = JobQueue()
         self._stopping = threading.Event()  # set by close(): background reasoning stops between items
@@ -75,13 +91,18 @@ class Hindsight:
         self.background_reasoning = self._background_consent(configured)
         if self.background_reasoning:
             self.jobs.add_hook(self._reason_after_retain)
-        self.store = store or SQLiteStore(
-            self.path / "hindsight.db", config.store.sqlite.cache_mb, config.store.sqlite.mmap_mb
-        )
+        try:
+            self.store = store or SQLiteStore(
+                self.path / "hindsight.db", config.store.sqlite.cache_mb, config.store.sqlite.mmap_mb
+            )
+        except BaseException:
+            self._lock_file.close()  # a refused or damaged database must not keep the directory locked
+            raise
         # This process holds the directory: claims on queued work were left by one that died or closed.
         if released := self.store.release_pending():
             log.info("%s: %d queued background items claimed by an earlier run are queued again", self.path, released)
         self._closed = False
+        finish_scrubs(self.store, self.path / "banks", lambda bank_id: self.bank(bank_id).indexes)
 
     def _background_consent(self, configured: bool) -> bool:
         """Background reasoning needs an LLM, work for it, and consent: `reflect.work.background: true`, or `auto`
@@ -99,7 +120,11 @@ class Hindsight:
 
     def _acquire_directory_lock(self) -> IO[str]:
         """One process per directory: the HNSW index lives in memory and would diverge between processes."""
-        fh = open(self.path / "LOCK", "a+")  # noqa: SIM115 - held open for the engine's lifetime
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            fh = open(self.path / "LOCK", "a+")  # noqa: SIM115 - held open for the engine's lifetime
+        except OSError as exc:
+            raise disk_error(exc, f"opening the memory directory {self.path}") from exc
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -118,9 +143,9 @@ class Hindsight:
     def embedder(self) -> CachedEmbedder:
         with self._lock:
             if self._embedder is None:
-                from hindsight.embed.factory import make_embedder
+                from hindsight.embed.factory import shared_embedder
 
-                base = self._embedder_override or make_embedder(self.config.embedder)
+                base = self._embedder_override or shared_embedder(self.config.embedder)
                 self._embedder = CachedEmbedder(base, self.config.embedder.cache_size, self.store.lookup_embeddings)
             return self._embedder
 
@@ -183,13 +208,17 @@ class Hindsight:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise StoreClosedError("this Hindsight instance is closed")
+            raise StoreClosedError(f"the Hindsight instance of {self.path} is closed: open a new one to use it")
+
+    def call(self) -> AbstractContextManager[None]:
+        """A public call in flight: close() waits for it, and refuses calls after it with StoreClosedError."""
+        return self._gate.call()
 
     # -- banks -------------------------------------------------------------------------------
     def bank(self, bank_id: str, create: bool = True) -> Bank:
         """Get a bank, creating it unless create=False (then a missing bank is BankNotFoundError)."""
-        validate_bank_id(bank_id)
-        with self._lock:
+        validate.bank_id(bank_id)
+        with self.call(), self._lock:
             self._check_open()
             if bank_id not in self._banks:
                 if self.store.get_profile(bank_id) is None:
@@ -200,21 +229,26 @@ class Hindsight:
             return self._banks[bank_id]
 
     def banks(self) -> list[str]:
-        return self.store.list_banks()
+        with self.call():
+            return self.store.list_banks()
 
     def delete_bank(self, bank_id: str) -> None:
-        """Remove every row and file of a bank."""
-        validate_bank_id(bank_id)
-        with self._lock:
-            self._check_open()
-            bank = self._banks.pop(bank_id, None)
+        """Remove every row and file of a bank. Calls on the bank already in flight finish first; later ones, and
+        those through an old `Bank` handle, raise BankNotFoundError."""
+        validate.bank_id(bank_id)
+        with self.call():
+            with self._lock:
+                self._check_open()
+                bank = self._banks.get(bank_id)
             if bank is not None:
-                bank.close(deleted=True)
-            if self.store.get_profile(bank_id) is None:
-                raise BankNotFoundError(f"no bank {bank_id!r}")
-            self.store.delete_bank(bank_id)
-            self.store.purge()
-            shutil.rmtree(self.path / "banks" / bank_id, ignore_errors=True)
+                bank.close(deleted=True)  # outside the engine lock: the calls it waits for may need it
+            with self._lock:
+                if self._banks.get(bank_id) is bank:
+                    self._banks.pop(bank_id, None)
+                if self.store.get_profile(bank_id) is None:
+                    raise BankNotFoundError(f"no bank {bank_id!r}")
+                self.store.delete_bank(bank_id)
+                remove_bank_dir(self.store, self.path / "banks", bank_id)
 
     # -- background work ---------------------------------------------------------------------
     def add_retain_hook(self, hook: RetainHook) -> None:
@@ -227,26 +261,47 @@ class Hindsight:
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
-        """Stop background reasoning after its current item (the rest stays queued for the next run), wait for
-        the hooks of returned retains, then close the banks and the store."""
-        with self._lock:
-            if self._closed or self._stopping.is_set():
+        """Refuse new calls (StoreClosedError), stop background reasoning after its current item (the rest stays
+        queued for the next run), wait for the calls in flight and the hooks of returned retains, then close the
+        banks and the store and unlock the directory. Those last steps all run even when one fails (a full disk
+        while saving an index), and the first failure is raised after them. A second close() waits for the first."""
+        # A thread inside a call must not wait for another thread's close, which waits for that very call.
+        if not self._close_lock.acquire(blocking=self._gate.inside() == 0):
+            return
+        try:
+            if self._closed:
                 return
             self._stopping.set()
-            reasoner = self._reasoner
-        # Outside the lock: a running hook may need it to finish.
-        if reasoner is not None:
-            reasoner.wait_idle()
-        self.jobs.close()
-        with self._lock:
-            if self._recall_pipeline is not None:
-                self._recall_pipeline.close()
-            for bank in self._banks.values():
-                bank.close()
-            self._banks.clear()
-            self.store.close()
-            self._closed = True
-            self._lock_file.close()
+            self._gate.shut()
+            # Outside the engine lock: a running hook may need it to finish.
+            if self._reasoner is not None:
+                self._reasoner.wait_idle()
+            self.jobs.close()
+            with self._lock:
+                self._closed = True
+                steps: list[Callable[[], None]] = [bank.close for bank in self._banks.values()]
+                self._banks.clear()
+                if self._recall_pipeline is not None:
+                    steps.insert(0, self._recall_pipeline.close)
+                self._release([*steps, self.store.close, self._lock_file.close])
+        finally:
+            self._close_lock.release()
+
+    def _release(self, steps: list[Callable[[], None]]) -> None:
+        """Run every closing step, even after one fails; then raise the first failure, typed."""
+        failures: list[Exception] = []
+        for step in steps:
+            try:
+                step()
+            except Exception as exc:  # every step must run; the first failure is raised below
+                failures.append(exc)
+        for later in failures[1:]:
+            log.warning("closing %s: another step failed too: %s", self.path, later)
+        if failures:
+            first = failures[0]
+            note = (f"{first}. {self.path} is closed and unlocked all the same: every committed memory is in its "
+                    "database, and the indexes catch up from it on the next open")
+            raise (type(first) if isinstance(first, StoreError) else StoreError)(note) from first
 
     def __enter__(self) -> Hindsight:
         return self

@@ -31,6 +31,14 @@ class UnitNotFoundError(HindsightError, KeyError):
     """The memory unit does not exist in this bank."""
 
 
+class DocumentNotFoundError(HindsightError, LookupError):
+    """No unit of this bank comes from a document of that id."""
+
+
+class InvalidUnitIdError(InvalidInputError, UnitNotFoundError):
+    """A unit id no unit can have (not a string, control characters, lone surrogates, too long)."""
+
+
 class EntityNotFoundError(HindsightError, LookupError):
     """No entity of this bank has that id, name or alias."""
 
@@ -49,6 +57,18 @@ class StoreError(HindsightError):
 
 class StoreClosedError(StoreError):
     """The engine or store was used after close()."""
+
+
+class StoreCorruptError(StoreError):
+    """The database file is damaged (not a database, or malformed pages); names the file and how to recover."""
+
+
+class SchemaVersionError(StoreError):
+    """The database was written by a newer hindsight; it was refused before anything was written to it."""
+
+
+class IndexDamagedError(StoreError):
+    """A derived index file is damaged and rebuilding it from the store failed too; the store is intact."""
 
 
 class LLMError(HindsightError):
@@ -87,3 +107,11 @@ class ExtractionError(HindsightError):
 
 class DirectoryLockedError(HindsightError):
     """Another process holds the memory directory open."""
+
+
+class DiskFullError(StoreError):
+    """A file of the memory directory could not be written: no space left, or a file size or quota limit."""
+
+
+class DirectoryNotWritableError(StoreError):
+    """The memory directory, or a file in it, cannot be written: a read-only filesystem or no permission."""

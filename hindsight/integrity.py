@@ -64,7 +64,7 @@ def check_bank(store: MemoryStore, indexes: BankIndexes, dim: int) -> IntegrityR
     indexes.sync()
     problems = store.integrity_problems(bank_id, dim)
     live = store.live_labels(bank_id)
-    vectors, lexical = indexes.vectors.labels(), indexes.lexical.labels()
+    vectors, lexical = indexes.vectors.labels(), indexes.lexical_labels()
     problems += _index_problems("vector", ProblemKind.VECTOR_MISSING, ProblemKind.VECTOR_STALE, live, vectors)
     problems += _index_problems("lexical", ProblemKind.LEXICAL_MISSING, ProblemKind.LEXICAL_STALE, live, lexical)
     return IntegrityReport(bank_id, len(live), len(vectors), len(lexical), problems)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from hindsight.config import HindsightConfig
@@ -32,6 +33,9 @@ class BankServices(Protocol):
 
     @property
     def reasoner(self) -> Reasoner: ...
+
+    def call(self) -> AbstractContextManager[None]:
+        """A public call in flight: closing the engine waits for it, and refuses calls after it."""
 
     def open_indexes(self, bank_id: str) -> BankIndexes:
         """The bank's derived indexes, opened and caught up with the store."""

@@ -77,6 +77,24 @@ def redact_private(text: str) -> Redacted:
     return Redacted("".join([*pieces, text[pos:]]), tuple(hidden))
 
 
+# Joins the messages of a conversation for redaction: no tag can match across it, so only spans cross messages.
+_MESSAGE_GAP = "\x00"
+
+
+def redact_messages(texts: list[str]) -> list[Redacted]:
+    """Redact the messages of one conversation as one text: a span opened in a message hides the following messages
+    up to its closing tag (one left open hides the rest of the conversation). Each message shows `marker` where its
+    part of a span starts (Redacted.marked)."""
+    whole = redact_private(_MESSAGE_GAP.join(texts))
+    out, start = [], 0
+    for text in texts:
+        end = start + len(text)
+        hidden = tuple((max(a, start) - start, min(b, end) - start) for a, b in whole.hidden if a < end and b > start)
+        out.append(Redacted(whole.text[start:end], tuple((a, b) for a, b in hidden if b > a)))
+        start = end + len(_MESSAGE_GAP)
+    return out
+
+
 def strip_private(text: str, marker: str = "") -> str:
     """`text` with each <private> span replaced by `marker`; without one, blanked with offsets kept stable."""
     return redact_private(text).marked(marker)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -64,12 +65,21 @@ class Zygote:
         self._send(f"round {worker} {memdir} {log} {n} {seed}")
         return int(self._line().split()[1])
 
+    def wait(self, pid: int, timeout: float = 120.0) -> int:
+        """Wait for the worker to end by itself; returns its wait status (os.WIFSIGNALED tells a crash). A worker
+        still running after `timeout` seconds is hung: it is killed, and the test fails."""
+        assert self.proc.stdout is not None
+        if not select.select([self.proc.stdout], [], [], timeout)[0]:
+            self.kill(pid)
+            raise AssertionError(f"the worker hung for {timeout} s and was killed")
+        _, dead, status = self._line().split()
+        assert int(dead) == pid
+        return int(status)
+
     def kill(self, pid: int) -> bool:
         """SIGKILL the worker and wait for it; True when the kill (not the worker itself) ended it."""
         os.kill(pid, signal.SIGKILL)
-        _, dead, status = self._line().split()
-        assert int(dead) == pid
-        return os.WIFSIGNALED(int(status))
+        return os.WIFSIGNALED(self.wait(pid))
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         assert self.proc.stdin is not None

@@ -1,8 +1,10 @@
 """A zygote for kill -9 tests: it loads the models once, then forks one worker per round on request.
 
 Protocol (stdin/stdout lines): the test sends "round WORKER MEMDIR LOG N SEED"; the zygote forks the worker
-(`writer` of tests/crash_writer.py or `reasoner` of tests/crash_reasoner.py) and answers "pid P"; when the worker
-dies it answers "exited P STATUS". "quit" ends the zygote. A worker that raises logs {"error": ...} and exits 1.
+(`writer` of tests/crash_writer.py, `reasoner` of tests/crash_reasoner.py, `forgetter` of
+tests/adversarial/crash_forget.py, a `race` of tests/adversarial/race_worker.py, or a `disk` scenario of
+tests/adversarial/disk_worker.py) and answers "pid P"; when the worker dies it answers "exited P STATUS". "quit"
+ends the zygote. A worker that raises logs {"error": ...} and exits 1.
 """
 
 from __future__ import annotations
@@ -13,11 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests.adversarial.crash_forget import forgetter
+from tests.adversarial.disk_worker import disk
+from tests.adversarial.race_worker import race
 from tests.crash_reasoner import reasoner
 from tests.crash_writer import Log, writer
 
 Worker = Callable[[str, Path, int, int, Any], None]  # (memdir, log path, round, seed, embedder)
-WORKERS: dict[str, Worker] = {"writer": writer, "reasoner": reasoner}
+WORKERS: dict[str, Worker] = {"writer": writer, "reasoner": reasoner, "forgetter": forgetter, "race": race,
+                              "disk": disk}
 
 
 def main() -> None:

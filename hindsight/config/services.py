@@ -95,3 +95,7 @@ class LimitsConfig(Section):
     max_content_chars: int = Field(4_000_000, ge=1)
     max_messages: int = Field(10_000, ge=1)
     max_query_chars: int = Field(10_000, ge=1)
+    # The context is copied into every unit of its document, so it is held much shorter than content.
+    max_context_chars: int = Field(10_000, ge=1)
+    # Speaker and role names, and a bank profile's name.
+    max_name_chars: int = Field(256, ge=1)

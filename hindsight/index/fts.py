@@ -8,8 +8,10 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from hindsight.errors import StoreClosedError, StoreError
 from hindsight.index.base import IndexHit, LexicalIndex
 from hindsight.store.base import IndexedUnit
+from hindsight.store.disk import disk_error, sqlite_disk_error
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +57,14 @@ class Fts5Index(LexicalIndex):
         self.path = directory / "lexical.db"
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._closed = False
         self.watermark = 0
 
     def _open(self) -> sqlite3.Connection:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise disk_error(exc, f"creating the index directory {self.dir}") from exc
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA secure_delete=ON")
@@ -71,12 +77,21 @@ class Fts5Index(LexicalIndex):
 
     def load(self) -> bool:
         existed = self.path.exists()
+        conn: sqlite3.Connection | None = None
         try:
             conn = self._open()
+            # Reading the meta table alone misses damaged pages elsewhere; quick_check reads every page once.
+            damage = [r[0] for r in conn.execute("PRAGMA quick_check")]
             row = conn.execute("SELECT value FROM meta WHERE key='watermark'").fetchone()
             columns = tuple(d[0] for d in conn.execute("SELECT * FROM fts LIMIT 0").description)
         except sqlite3.DatabaseError as exc:
             log.warning("lexical index %s is unreadable (%s); rebuilding", self.path, exc)
+            if conn is not None:
+                conn.close()
+            return False
+        if damage != ["ok"]:
+            log.warning("lexical index %s is damaged (%s); rebuilding", self.path, "; ".join(damage)[:200])
+            conn.close()
             return False
         if columns != _COLUMNS:  # written by an older version: one column, no lead
             log.info("lexical index %s has columns %s, not %s; rebuilding", self.path, columns, _COLUMNS)
@@ -87,27 +102,47 @@ class Fts5Index(LexicalIndex):
             self.watermark = int(row[0]) if row else 0
         return existed
 
+    def _live(self) -> sqlite3.Connection:
+        """The open connection (call with the lock held). A closed index (its bank closed or deleted) is an error; one
+        whose reset failed is unusable like a damaged one, and the caller rebuilds it."""
+        if self._closed:
+            raise StoreClosedError(f"lexical index {self.path} is closed")
+        if self._conn is None:
+            raise sqlite3.OperationalError(f"lexical index {self.path} is not open")
+        return self._conn
+
     def reset(self) -> None:
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-            self._conn = self._open()
+            try:
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                self._conn = self._open()
+            except OSError as exc:
+                raise disk_error(exc, f"creating the lexical index {self.path}") from exc
+            except sqlite3.Error as exc:
+                what = f"creating the lexical index {self.path}"
+                raise sqlite_disk_error(exc, what, self.path) or StoreError(f"{what} failed: {exc}") from exc
             self.watermark = 0
 
     def _write(self, sql: str, rows: list[tuple[object, ...]], watermark: int) -> None:
         with self._lock:
-            assert self._conn is not None, "load() or reset() first"
-            conn = self._conn
+            conn = self._live()
             conn.execute("BEGIN IMMEDIATE")
             try:
                 conn.executemany(sql, rows)
                 conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('watermark', ?)", (watermark,))
                 conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
+            except BaseException as exc:
+                if conn.in_transaction:  # SQLite has already rolled back after some errors (a damaged page)
+                    conn.execute("ROLLBACK")
+                # A full disk is a typed error, and the watermark stays for the next sync to retry; damage stays an
+                # SQLite error, on which the caller rebuilds the index.
+                if isinstance(exc, sqlite3.Error) and (
+                        typed := sqlite_disk_error(exc, f"writing the lexical index {self.path}", self.path)):
+                    raise typed from exc
                 raise
             self.watermark = max(self.watermark, watermark)
 
@@ -124,9 +159,9 @@ class Fts5Index(LexicalIndex):
         if not terms or k <= 0:
             return []
         with self._lock:
-            assert self._conn is not None, "load() or reset() first"
+            conn = self._live()
             match = " OR ".join(terms)
-            rows = self._conn.execute(
+            rows = conn.execute(
                 "SELECT rowid, bm25(fts, 1.0, ?) AS rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?",
                 (float(lead_weight), match, k),
             ).fetchall()
@@ -136,19 +171,19 @@ class Fts5Index(LexicalIndex):
         """Make removed rows unrecoverable from the files: FTS5 keeps deleted terms in old segments until they
         merge, and the WAL keeps old pages until it is truncated."""
         with self._lock:
-            assert self._conn is not None, "load() or reset() first"
-            self._conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
-            busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            conn = self._live()
+            conn.execute("INSERT INTO fts(fts) VALUES('optimize')")
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
         if busy:
             log.warning("lexical index %s: the WAL could not be truncated", self.path)
 
     def labels(self) -> set[int]:
         with self._lock:
-            assert self._conn is not None, "load() or reset() first"
-            return {int(r[0]) for r in self._conn.execute("SELECT rowid FROM fts")}
+            return {int(r[0]) for r in self._live().execute("SELECT rowid FROM fts")}
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None

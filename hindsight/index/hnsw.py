@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
+import mmap
 import os
+import struct
 import threading
 import zlib
 from collections.abc import Callable, Iterator
@@ -16,12 +20,15 @@ import hnswlib
 import numpy as np
 
 from hindsight.config import HnswConfig
+from hindsight.errors import StoreClosedError
 from hindsight.index.base import IndexHit, VectorIndex
 from hindsight.store.base import IndexedUnit
+from hindsight.store.disk import disk_error
 
 log = logging.getLogger(__name__)
 
 _INITIAL_CAPACITY = 1024
+_HEADER = 96  # bytes of hnswlib's file header; its element count and bytes per element are at offsets 16 and 24
 
 
 class RWLock:
@@ -65,6 +72,23 @@ def _crc32(path: Path) -> int:
         while chunk := fh.read(1 << 20):
             crc = zlib.crc32(chunk, crc)
     return crc
+
+
+def _written_crc32(path: Path) -> int:
+    """The crc32 of a snapshot hnswlib just wrote, once its last link list is seen to end exactly at the file's end.
+    hnswlib writes through a C++ stream that drops write errors: a full disk leaves a short file and no error."""
+    size = path.stat().st_size
+    if size >= _HEADER:
+        with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            count, per_element = struct.unpack_from("<QQ", data, 16)
+            end = _HEADER + count * per_element
+            for _ in range(count):
+                if end + 4 > size:
+                    break
+                end += 4 + struct.unpack_from("<I", data, end)[0]
+            if end == size:
+                return zlib.crc32(data)
+    raise OSError(errno.ENOSPC, f"hnswlib wrote a short file ({size} bytes): its write failed")
 
 
 def _fsync_replace(tmp: Path, final: Path) -> None:
@@ -130,12 +154,13 @@ class HnswIndex(VectorIndex):
         labels = [u.label for u in units]
         vectors = np.stack([u.embedding for u in units]) if units else np.zeros((0, self.dim), np.float32)
         with self.lock.write():
+            index = self._live()
             if labels:
-                needed = self._index.get_current_count() + len(labels)
-                capacity = self._index.get_max_elements()
+                needed = index.get_current_count() + len(labels)
+                capacity = index.get_max_elements()
                 if needed > capacity:
-                    self._index.resize_index(max(needed, capacity * 2))
-                self._index.add_items(np.asarray(vectors, dtype=np.float32), np.asarray(labels, dtype=np.int64),
+                    index.resize_index(max(needed, capacity * 2))
+                index.add_items(np.asarray(vectors, dtype=np.float32), np.asarray(labels, dtype=np.int64),
                                       replace_deleted=True)
                 self._alive.update(labels)
             self.watermark = max(self.watermark, watermark)
@@ -144,23 +169,25 @@ class HnswIndex(VectorIndex):
         """Mark labels deleted, first overwriting their vectors with zeros: hnswlib keeps a deleted element's
         vector (in memory and in snapshots) until its slot is reused, and a forgotten unit's embedding must go."""
         with self.lock.write():
+            index = self._live()
             gone = [label for label in labels if label in self._alive]
             if gone:
-                self._index.add_items(np.zeros((len(gone), self.dim), np.float32), np.asarray(gone, dtype=np.int64))
+                index.add_items(np.zeros((len(gone), self.dim), np.float32), np.asarray(gone, dtype=np.int64))
                 for label in gone:
-                    self._index.mark_deleted(label)
+                    index.mark_deleted(label)
                     self._alive.discard(label)
             self.watermark = max(self.watermark, watermark)
 
     def search(self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None) -> list[IndexHit]:
         with self.lock.read():
+            index = self._live()
             k = min(k, len(self._alive))
             if k <= 0:
                 return []
             query = np.asarray(vector, dtype=np.float32).reshape(1, -1)
             while True:
                 try:
-                    labels, dists = self._index.knn_query(query, k=k, filter=allowed)
+                    labels, dists = index.knn_query(query, k=k, filter=allowed)
                     break
                 except RuntimeError:
                     # Too few reachable live nodes for k (many deletions): ask for fewer.
@@ -170,19 +197,31 @@ class HnswIndex(VectorIndex):
         return [IndexHit(int(lbl), float(1.0 - d)) for lbl, d in zip(labels[0], dists[0], strict=True)]
 
     def save(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        """Write the snapshot to temporary files, check and fsync them, then rename them over the old snapshot. A
+        failed write (full disk, read-only directory) raises DiskFullError or DirectoryNotWritableError and leaves
+        the old snapshot as it was."""
         tmp, meta_tmp = self.path.with_suffix(".hnsw.tmp"), self.meta_path.with_suffix(".json.tmp")
-        with self.lock.read():
-            self._index.save_index(str(tmp))
-            all_ids = set(int(x) for x in self._index.get_ids_list())
-            meta = {
-                "watermark": self.watermark, "dim": self.dim, "capacity": self._index.get_max_elements(),
-                "deleted": sorted(all_ids - self._alive),
-            }
-        meta.update(size=tmp.stat().st_size, crc32=_crc32(tmp))
-        meta_tmp.write_text(json.dumps(meta))
-        _fsync_replace(tmp, self.path)
-        _fsync_replace(meta_tmp, self.meta_path)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            tmp.write_bytes(b"")  # hnswlib ignores a file it cannot create; Python raises the reason
+            with self.lock.read():
+                index = self._live()
+                index.save_index(str(tmp))
+                all_ids = set(int(x) for x in index.get_ids_list())
+                meta = {
+                    "watermark": self.watermark, "dim": self.dim, "capacity": index.get_max_elements(),
+                    "deleted": sorted(all_ids - self._alive),
+                }
+            meta.update(size=tmp.stat().st_size, crc32=_written_crc32(tmp))
+            meta_tmp.write_text(json.dumps(meta))
+            _fsync_replace(tmp, self.path)
+            _fsync_replace(meta_tmp, self.meta_path)
+        except OSError as exc:
+            for leftover in (tmp, meta_tmp):
+                # A read-only directory keeps it; the next save overwrites it, and load never reads it.
+                with contextlib.suppress(OSError):
+                    leftover.unlink(missing_ok=True)
+            raise disk_error(exc, f"saving the vector index {self.path}") from exc
 
     def __len__(self) -> int:
         return len(self._alive)
@@ -191,5 +230,12 @@ class HnswIndex(VectorIndex):
         with self.lock.read():
             return set(self._alive)
 
+    def _live(self) -> Any:
+        """The hnswlib index; a closed one (its bank closed or deleted) is an error, never a crash in hnswlib."""
+        if self._index is None:
+            raise StoreClosedError(f"vector index {self.path} is closed")
+        return self._index
+
     def close(self) -> None:
-        self._index = None
+        with self.lock.write():
+            self._index = None

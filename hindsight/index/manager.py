@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
 from hindsight.config import HnswConfig
+from hindsight.errors import IndexDamagedError, StoreError
 from hindsight.index.base import DerivedIndex, IndexHit
 from hindsight.index.fts import Fts5Index
 from hindsight.index.hnsw import HnswIndex
 from hindsight.store.base import Change, MemoryStore
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class BankIndexes:
@@ -28,7 +33,7 @@ class BankIndexes:
         self.config = config
         self.vectors = HnswIndex(directory, dim, config)
         self.lexical = Fts5Index(directory)
-        self._sync_lock = threading.Lock()
+        self._sync_lock = threading.RLock()
         self._saved_watermark = 0
         self.rebuilt: list[str] = []
         self._open()
@@ -38,44 +43,81 @@ class BankIndexes:
         for name, index in (("vectors", self.vectors), ("lexical", self.lexical)):
             if not index.load() or index.watermark > last:
                 # Missing, corrupt, or ahead of the store (e.g. a restored database): rebuild from SQLite.
-                log.info("rebuilding %s index of bank %s from the store", name, self.bank_id)
-                index.reset()
-                self._rebuild(index)
-                self.rebuilt.append(name)
+                self._rebuild(name, index, "missing, damaged or ahead of the store")
         self._saved_watermark = self.vectors.watermark
         self.sync()
         if self.vectors.watermark != self._saved_watermark:
+            self._save_or_log()
+
+    def _rebuild(self, name: str, index: DerivedIndex, reason: str) -> None:
+        """Rebuild an index from the store; IndexDamagedError when its files cannot be written."""
+        with self._sync_lock:
+            log.warning("rebuilding the %s index of bank %s from the store: %s", name, self.bank_id, reason)
+            try:
+                index.reset()
+                index.add_units(self.store.indexed_units(self.bank_id), self.store.last_change(self.bank_id))
+            except (sqlite3.DatabaseError, OSError) as exc:
+                raise IndexDamagedError(
+                    f"the {name} index of bank {self.bank_id} in {self.dir} could not be rebuilt ({exc}); the "
+                    f"memories are safe in the database. Free disk space, or delete {self.dir}, and reopen."
+                ) from exc
+            if index is self.vectors:
+                self._save_or_log()
+            self.rebuilt.append(name)
+
+    def _lexical(self, op: Callable[[], T]) -> T:
+        """Run `op` on the lexical index. Its file can be damaged while open (an SQLite error in use): then it is
+        rebuilt from the store and `op` runs again."""
+        try:
+            return op()
+        except sqlite3.DatabaseError as exc:
+            self._rebuild("lexical", self.lexical, f"it failed in use ({exc})")
+        try:
+            return op()
+        except sqlite3.DatabaseError as exc:
+            raise IndexDamagedError(f"the lexical index of bank {self.bank_id} failed after a rebuild: {exc}") from exc
+
+    def _save_or_log(self) -> None:
+        """Save the vector snapshot; a failure (full disk, read-only directory) is logged, not raised: the write
+        that called for it has committed, and an old snapshot catches up from the change log on the next open."""
+        try:
             self.vectors.save()
             self._saved_watermark = self.vectors.watermark
-
-    def _rebuild(self, index: DerivedIndex) -> None:
-        index.add_units(self.store.indexed_units(self.bank_id), self.store.last_change(self.bank_id))
-        if index is self.vectors:
-            self.vectors.save()
+        except StoreError as exc:
+            log.warning("bank %s: %s; the index stays in memory and catches up on the next open", self.bank_id, exc)
 
     def sync(self) -> None:
-        """Apply every change after each index's watermark."""
+        """Apply every change after each index's watermark. The store has committed them, so a lexical index that
+        cannot be rebuilt now is logged and stays behind: the next sync or search rebuilds it."""
         with self._sync_lock:
             low = min(self.vectors.watermark, self.lexical.watermark)
             changes = self.store.changes_since(self.bank_id, low)
             if not changes:
                 return
             self._replay(self.vectors, [c for c in changes if c.seq > self.vectors.watermark])
-            self._replay(self.lexical, [c for c in changes if c.seq > self.lexical.watermark])
+            def replay_lexical() -> None:  # after a rebuild the index holds every change, and this replays none
+                self._replay(self.lexical, [c for c in changes if c.seq > self.lexical.watermark])
+
+            try:
+                self._lexical(replay_lexical)
+            except IndexDamagedError as exc:
+                log.error("%s", exc)
             if self.vectors.watermark - self._saved_watermark >= self.config.save_every:
-                self.vectors.save()
-                self._saved_watermark = self.vectors.watermark
+                self._save_or_log()
 
     def _replay(self, index: DerivedIndex, changes: list[Change]) -> None:
         if not changes:
             return
         top = changes[-1].seq
-        # Net effect per label: the last operation wins (a unit added then deleted is just absent).
+        # Net effect per label: the last operation wins (a unit added then deleted is just absent). A change of the
+        # indexed text alone leaves the vector index as it is.
+        ops = ("add", "del", "text") if index is self.lexical else ("add", "del")
         final: dict[int, str] = {}
         for c in changes:
-            final[c.label] = c.op
+            if c.op in ops:
+                final[c.label] = c.op
         dels = [label for label, op in final.items() if op == "del"]
-        adds = [label for label, op in final.items() if op == "add"]
+        adds = [label for label, op in final.items() if op in ("add", "text")]
         units = self.store.indexed_units(self.bank_id, adds) if adds else []
         if dels:
             # The watermark moves only with the additions: a crash between the two writes replays both.
@@ -85,9 +127,13 @@ class BankIndexes:
     def purge(self) -> None:
         """After a forget: leave nothing of removed units in the index files (snapshot saved, lexical compacted)."""
         with self._sync_lock:
-            self.vectors.save()
+            self._lexical(self.lexical.purge)
+            try:
+                self.vectors.save()
+            except StoreError as exc:
+                raise type(exc)(f"the forget is committed, but {exc}. Until a save succeeds (close saves again), "
+                                "the old snapshot file still holds the removed vectors") from exc
             self._saved_watermark = self.vectors.watermark
-            self.lexical.purge()
 
     def search_vectors(
         self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None
@@ -96,11 +142,18 @@ class BankIndexes:
 
     def search_lexical(self, query: str, k: int, lead_weight: float = 1.0) -> list[IndexHit]:
         """BM25 hits, best first (see LexicalIndex.search)."""
-        return self.lexical.search(query, k, lead_weight)
+        return self._lexical(lambda: self.lexical.search(query, k, lead_weight))
+
+    def lexical_labels(self) -> set[int]:
+        """Every label the lexical index holds (for integrity checks)."""
+        return self._lexical(self.lexical.labels)
 
     def close(self) -> None:
+        """Save the vector snapshot if it is behind, then close both indexes, even when the save fails."""
         with self._sync_lock:
-            if self.vectors.watermark != self._saved_watermark:
-                self.vectors.save()
-            self.vectors.close()
-            self.lexical.close()
+            try:
+                if self.vectors.watermark != self._saved_watermark:
+                    self.vectors.save()
+            finally:
+                self.vectors.close()
+                self.lexical.close()

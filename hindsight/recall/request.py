@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
@@ -13,6 +12,7 @@ from hindsight.models import Network
 from hindsight.store.base import UnitFilter
 from hindsight.temporal.values import parse_time
 from hindsight.text import clean_text, strip_private
+from hindsight.validate import count
 
 # The token budget of a recall when the caller gives none.
 DEFAULT_BUDGET = 4096
@@ -30,15 +30,6 @@ class RecallRequest:
     query_time: datetime
     as_of: datetime | None
     unit_filter: UnitFilter
-
-
-def non_negative_int(value: Any, what: str) -> int:
-    """`value` as an int >= 0 (bools are not ints here), or InvalidInputError."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidInputError(f"{what} must be an integer, got {type(value).__name__}")
-    if value < 0:
-        raise InvalidInputError(f"{what} must be >= 0, got {value}")
-    return int(value)
 
 
 def _networks(value: Any) -> frozenset[Network] | None:
@@ -72,8 +63,8 @@ def make_request(
         raise InvalidInputError("query is empty")
     if len(query) > max_query_chars:
         raise ContentTooLargeError(f"a query of {len(query):,} characters exceeds the limit of {max_query_chars:,}")
-    budget = non_negative_int(budget, "budget")
-    top_k = None if top_k is None else non_negative_int(top_k, "top_k")
+    budget = count(budget, "budget")
+    top_k = None if top_k is None else count(top_k, "top_k")
     as_of_t = parse_time(as_of, "as_of", zone)
     when = parse_time(query_time, "query_time", zone) or as_of_t or datetime.now(zone)
     return RecallRequest(

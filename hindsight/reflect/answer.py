@@ -14,7 +14,6 @@ from hindsight.errors import InvalidInputError, LLMError
 from hindsight.llm.base import LLM, ChatMessage, LLMResponse, StructuredOutputError, as_llm_error, is_refusal
 from hindsight.models import BankProfile, LLMUsage
 from hindsight.recall.pipeline import RecallPipeline
-from hindsight.recall.request import non_negative_int
 from hindsight.recall.types import RecallHit
 from hindsight.reflect.disposition import system_message
 from hindsight.reflect.opinion_check import check_opinions
@@ -24,6 +23,7 @@ from hindsight.reflect.types import ReflectResult, Usage
 from hindsight.reflect.writer import SourcesForgottenError
 from hindsight.text import has_visible, safe_text
 from hindsight.units import BankHandle
+from hindsight.validate import count
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class Reflector:
         dated at the query time (the bank's time), now when none is given."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("reflect needs a non-empty query string")
-        if budget is not None and non_negative_int(budget, "budget") < 1:
+        if budget is not None and count(budget, "budget") < 1:
             raise InvalidInputError("reflect needs a budget of at least 1 token: without memories there is no answer")
         budget = self.config.answer.budget if budget is None else budget
         recalled = self.recall.recall(bank.indexes, query, budget=budget, query_time=query_time)

@@ -12,39 +12,25 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hindsight import validate
 from hindsight.config import LimitsConfig
 from hindsight.errors import ContentTooLargeError, InvalidInputError, ReservedDocumentIdError
 from hindsight.models import Document, Message, Turn
 from hindsight.temporal.values import parse_time
-from hindsight.text import Redacted, clean_text, has_visible, redact_private, strip_private
+from hindsight.text import Redacted, clean_text, has_visible, redact_messages, redact_private, strip_private
 from hindsight.units import DERIVED_DOCUMENT_PREFIX
 
 log = logging.getLogger(__name__)
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-_DOC_ID = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
-
-
 def _clean_name(name: str | None) -> str | None:
     return clean_text(strip_private(name or "")) or None
-
-
-def _is_id(value: Any) -> bool:
-    """1-256 printable characters, not all blank, and valid UTF-8 (no lone surrogates)."""
-    if not isinstance(value, str) or not _DOC_ID.match(value) or not value.strip():
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def validate_document_id(document_id: Any) -> str | None:
     if document_id is None:
         return None
-    if not _is_id(document_id):
-        raise InvalidInputError("document_id must be 1-256 printable characters")
+    validate.identifier(document_id, "document_id")
     if document_id.startswith(DERIVED_DOCUMENT_PREFIX):
         raise ReservedDocumentIdError(
             f"document_id {document_id[:64]!r} is reserved: ids starting with {DERIVED_DOCUMENT_PREFIX!r} hold the "
@@ -67,15 +53,18 @@ def _split(text: str, limit: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if text[a:b].strip()]
 
 
-def _coerce_messages(content: Sequence[Any]) -> list[Message]:
+def _coerce_messages(content: Sequence[Any], limits: LimitsConfig) -> list[Message]:
     messages = []
     for i, item in enumerate(content):
         try:
-            messages.append(item if isinstance(item, Message) else Message.model_validate(item))
+            m = item if isinstance(item, Message) else Message.model_validate(item)
         except ValidationError as exc:
             raise InvalidInputError(f"message {i} is invalid: {exc.errors()[0]['msg']}") from exc
-        if messages[-1].id is not None and not _is_id(messages[-1].id):
-            raise InvalidInputError(f"message {i} id must be 1-256 printable characters")
+        if m.id is not None:
+            validate.identifier(m.id, f"message {i} id")
+        validate.bounded_text(m.speaker, f"message {i} speaker", limits.max_name_chars)
+        validate.bounded_text(m.role, f"message {i} role", limits.max_name_chars)
+        messages.append(m)
     return messages
 
 
@@ -109,8 +98,7 @@ def normalize(
     retain.private_marker)."""
     default_time = parse_time(timestamp, "timestamp", zone) or datetime.now(zone)
     doc_id = validate_document_id(document_id)
-    if context is not None and not isinstance(context, str):
-        raise InvalidInputError(f"context must be a string, got {type(context).__name__}")
+    validate.bounded_text(context, "context", limits.max_context_chars)
     ctx = clean_text(strip_private(context, private_marker)) or None if context else None
     if isinstance(content, str):
         _check_sizes([content], limits)
@@ -123,14 +111,14 @@ def normalize(
             for i, (a, b) in enumerate(_split(text.text, max_unit_chars))
         ]
     elif isinstance(content, (list, tuple)):
-        messages = _coerce_messages(content)
+        messages = _coerce_messages(content, limits)
         _check_sizes([m.content for m in messages], limits)
         if not messages or not any(has_visible(m.content) for m in messages):
             raise InvalidInputError("content has no non-empty message")
         turns = []
-        for i, m in enumerate(messages):
+        # A private span may cross messages: the conversation is redacted as one text (text.redact_messages).
+        for i, (m, text) in enumerate(zip(messages, redact_messages([m.content for m in messages]), strict=True)):
             when = parse_time(m.timestamp, f"message {i} timestamp", zone) or default_time
-            text = redact_private(m.content)
             spans = _split(text.text, max_unit_chars)
             for a, b in spans:
                 # Names are cleaned like text: a private span in a speaker name is not stored either.

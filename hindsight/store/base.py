@@ -69,6 +69,8 @@ class UnitUpdate:
     embed_hash: str | None = None
     embedding: np.ndarray | None = None
     metadata: dict[str, Any] | None = None  # replaces the unit's metadata
+    drop_lead: bool = False  # the lead quoted forgotten text
+    drop_context: bool = False  # the context (the unit's and its document's) quoted forgotten text
 
 
 @dataclass
@@ -85,6 +87,7 @@ class WriteBatch:
     pending: list[PendingItem] = field(default_factory=list)  # background work queued in the same transaction
     history_replaced: list[str] = field(default_factory=list)  # opinions whose history `opinion_events` replace
     claims: list[ClaimRecord] = field(default_factory=list)  # of the batch's new units
+    scrub: bool = False  # a forget: files must be scrubbed after the commit (MemoryStore.scrubs_pending)
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,7 @@ class Change:
     """One entry of a bank's change log, which derived indexes replay."""
 
     seq: int
-    op: str  # "add" or "del"
+    op: str  # "add", "del", or "text" (only the indexed text changed: a lead dropped by a forget)
     label: int
 
 
@@ -378,6 +381,13 @@ class MemoryStore(ABC):
     @abstractmethod
     def purge(self) -> None:
         """Make deleted rows unrecoverable from the storage files (after a forget)."""
+    @abstractmethod
+    def scrubs_pending(self) -> list[str]:
+        """Banks whose forget or delete committed (WriteBatch.scrub, delete_bank) and whose files may still hold
+        what it removed: the scrub after the commit has not finished."""
+    @abstractmethod
+    def scrub_done(self, bank_id: str) -> None:
+        """The files of the bank hold nothing its forgets and delete removed."""
 
     @abstractmethod
     def stats(self, bank_id: str) -> BankStats: ...

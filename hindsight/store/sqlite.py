@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from hindsight.errors import BankNotFoundError, StoreClosedError, StoreError
+from hindsight.errors import BankNotFoundError, StoreClosedError
+from hindsight.lifecycle import CallGate
 from hindsight.models import (
     BankProfile,
     BankStats,
@@ -34,10 +35,11 @@ from hindsight.store.sqlite_graph import GraphQueries
 from hindsight.store.sqlite_index import IndexQueries
 from hindsight.store.sqlite_integrity import IntegrityQueries
 from hindsight.store.sqlite_reasoning import ReasoningQueries
-from hindsight.store.sqlite_schema import REASONING_SCHEMA, SCHEMA, SCHEMA_VERSION, add_columns
+from hindsight.store.sqlite_schema import REASONING_SCHEMA, SCHEMA, SCHEMA_VERSION, add_columns, refuse_other_schema
 from hindsight.store.sqlite_util import chunks as _chunks
 from hindsight.store.sqlite_util import dt as _dt
 from hindsight.store.sqlite_util import marks as _marks
+from hindsight.store.sqlite_util import store_error
 from hindsight.store.sqlite_util import ts as _ts
 
 log = logging.getLogger(__name__)
@@ -62,15 +64,26 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
         self._closed = False
+        refuse_other_schema(self.path)
+        # Reads on per-thread connections pass through it, so close() never closes a connection under a query.
+        self._reads = CallGate(lambda: StoreClosedError("the store is closed"))
         self._writer = self._connect()
+        try:
+            self._set_up()
+        except BaseException:
+            self.close()
+            raise
+
+    def _set_up(self) -> None:
+        """Create or upgrade the schema; a failed write (a full disk) is a typed error."""
         with self._write_lock:
-            self._writer.executescript(SCHEMA + REASONING_SCHEMA)
-            add_columns(self._writer)
-            row = self._writer.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
-                self._writer.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?)", (SCHEMA_VERSION,))
-            elif row[0] != SCHEMA_VERSION:
-                raise StoreError(f"{self.path} has schema {row[0]}, this hindsight needs {SCHEMA_VERSION}")
+            try:
+                self._writer.executescript(SCHEMA + REASONING_SCHEMA)
+                add_columns(self._writer)
+                self._writer.execute("INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)",
+                                     (SCHEMA_VERSION,))
+            except sqlite3.Error as exc:
+                raise store_error(self.path, exc, "setting up the database") from exc
 
     # -- connections -------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -85,26 +98,28 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
             conn.execute(f"PRAGMA cache_size=-{self._cache_mb * 1024}")
             conn.execute(f"PRAGMA mmap_size={self._mmap_mb * 1024 * 1024}")
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open database {self.path}: {exc}") from exc
+            raise store_error(self.path, exc, "opening the database") from exc
         with self._conns_lock:
             self._conns.append(conn)
         return conn
 
-    def _read(self) -> sqlite3.Connection:
-        """A per-thread connection for reads, so readers never wait for the writer (WAL)."""
-        if self._closed:
-            raise StoreClosedError("the store is closed")
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._connect()
-            self._local.conn = conn
-        return conn
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection for reads, so readers never wait for the writer (WAL); close() waits for it."""
+        with self._reads.call():
+            if self._closed:
+                raise StoreClosedError("the store is closed")
+            conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+            if conn is None:
+                conn = self._connect()
+                self._local.conn = conn
+            yield conn
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        if self._closed:
-            raise StoreClosedError("the store is closed")
         with self._write_lock:
+            if self._closed:  # checked under the lock close() takes, so the writer is open
+                raise StoreClosedError("the store is closed")
             conn = self._writer
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -114,14 +129,15 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
-                    raise StoreError(f"database write failed and was rolled back: {exc}") from exc
+                    raise store_error(self.path, exc, "a database write (rolled back)") from exc
                 raise
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        try:
-            return self._read().execute(sql, params).fetchall()
-        except sqlite3.Error as exc:
-            raise StoreError(f"database read failed: {exc}") from exc
+        with self._reading() as conn:
+            try:
+                return conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise store_error(self.path, exc, "a database read") from exc
 
     # -- banks -------------------------------------------------------------------------------
     def create_bank(self, bank_id: str, profile: BankProfile) -> None:
@@ -155,6 +171,7 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
             )
             c.execute("DELETE FROM entities WHERE bank_id=?", (bank_id,))
             c.execute("DELETE FROM banks WHERE id=?", (bank_id,))
+            _mark_scrub(c, bank_id)
 
     # -- writes ------------------------------------------------------------------------------
     def apply(self, bank_id: str, batch: WriteBatch) -> int:
@@ -185,6 +202,8 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
                 )
                 documents.discard(d.document_id)
             self._queue_pending(c, bank_id, batch.pending)
+            if batch.scrub:
+                _mark_scrub(c, bank_id)
             # Only now, after the batch's new units took their entities, is it known which are orphans.
             self._drop_orphans(c, bank_id, entities, documents)
             row = c.execute("SELECT max(seq) FROM changes WHERE bank_id=?", (bank_id,)).fetchone()
@@ -345,6 +364,13 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
             log.warning("%s: a reader kept the WAL from being truncated; deleted rows stay in it until the next "
                         "checkpoint", self.path)
 
+    def scrubs_pending(self) -> list[str]:
+        return [r[0][len(_SCRUB):] for r in self._query("SELECT key FROM meta WHERE key LIKE ?", (_SCRUB + "%",))]
+
+    def scrub_done(self, bank_id: str) -> None:
+        with self._tx() as c:
+            c.execute("DELETE FROM meta WHERE key=?", (_SCRUB + bank_id,))
+
     def stats(self, bank_id: str) -> BankStats:
         units = {n.value: 0 for n in Network}
         units.update(dict(self._query("SELECT network, count(*) FROM units WHERE bank_id=? GROUP BY network",
@@ -356,6 +382,8 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
         return BankStats(bank_id=bank_id, units=units, entities=entities, links=links, documents=docs)
 
     def close(self) -> None:
+        """Refuse new reads and writes, wait for those in flight, then close every connection."""
+        self._reads.shut()
         with self._write_lock:
             self._closed = True
             with self._conns_lock:
@@ -365,6 +393,15 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
                     except sqlite3.Error:  # pragma: no cover - closing is best effort
                         log.warning("error closing a database connection", exc_info=True)
                 self._conns.clear()
+
+
+# The meta key that says a bank's files still need scrubbing; set in the forget's (or delete's) own transaction, so
+# that a kill after the commit leaves the obligation for the next open (hindsight/scrub.py).
+_SCRUB = "scrub:"
+
+
+def _mark_scrub(c: sqlite3.Connection, bank_id: str) -> None:
+    c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?, '1')", (_SCRUB + bank_id,))
 
 
 def _time_mid(u: MemoryUnit) -> float:

@@ -7,12 +7,13 @@ import sqlite3
 from abc import abstractmethod
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 
 import numpy as np
 
-from hindsight.errors import StoreError
 from hindsight.store.base import IntegrityProblem, ProblemKind
+from hindsight.store.sqlite_util import store_error
 
 _MAX_IDS = 1000  # ids listed per problem; the detail gives the full count
 
@@ -64,23 +65,26 @@ def _problem(kind: ProblemKind, what: str, ids: list[str]) -> IntegrityProblem:
 
 
 class IntegrityQueries:
-    """Mixed into SQLiteStore, which supplies `_read` (this thread's connection)."""
+    """Mixed into SQLiteStore, which supplies `path` and `_reading` (this thread's connection, held open while in
+    use)."""
+
+    path: Path
 
     @abstractmethod
-    def _read(self) -> sqlite3.Connection: ...
+    def _reading(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
     @contextmanager
     def _snapshot(self) -> Iterator[sqlite3.Connection]:
         """One read transaction, so that every query sees the same committed state."""
-        conn = self._read()
-        try:
-            conn.execute("BEGIN")
+        with self._reading() as conn:
             try:
-                yield conn
-            finally:
-                conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            raise StoreError(f"integrity read failed: {exc}") from exc
+                conn.execute("BEGIN")
+                try:
+                    yield conn
+                finally:
+                    conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise store_error(self.path, exc, "integrity read") from exc
 
     def live_labels(self, bank_id: str) -> set[int]:
         with self._snapshot() as conn:

@@ -45,8 +45,16 @@ class ReasoningQueries:
                     (u.text, u.embed_text or u.text, u.embed_hash or "",
                      np.asarray(u.embedding, dtype=np.float32).tobytes(), row[0]),
                 )
-                # Re-adding a label replaces its vector and indexed text in the derived indexes.
-                c.execute("INSERT INTO changes(bank_id, op, label) VALUES(?, 'add', ?)", (bank_id, row[0]))
+            if u.drop_lead:
+                c.execute("UPDATE units SET lead=NULL WHERE label=?", (row[0],))
+            if u.drop_context:
+                c.execute("UPDATE units SET context=NULL WHERE label=?", (row[0],))
+                c.execute("UPDATE documents SET context=NULL WHERE bank_id=? AND id=(SELECT document_id FROM units "
+                          "WHERE label=?)", (bank_id, row[0]))
+            # Re-adding a label replaces its vector and indexed text in the derived indexes; "text" only the text.
+            op = "add" if u.text is not None and u.embedding is not None else "text" if u.drop_lead else None
+            if op:
+                c.execute("INSERT INTO changes(bank_id, op, label) VALUES(?, ?, ?)", (bank_id, op, row[0]))
 
     @staticmethod
     def _insert_opinion_events(c: sqlite3.Connection, bank_id: str, events: list[OpinionEvent]) -> None:

@@ -1,6 +1,10 @@
 """DDL of the SQLite store. Labels (integer unit keys) are what the derived indexes store."""
 
 import sqlite3
+from pathlib import Path
+
+from hindsight.errors import SchemaVersionError
+from hindsight.store.sqlite_util import store_error
 
 SCHEMA_VERSION = "1"
 
@@ -112,3 +116,23 @@ def add_columns(conn: sqlite3.Connection) -> None:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+
+
+def refuse_other_schema(path: Path) -> None:
+    """Refuse a database of another schema version before anything (tables, WAL mode) is written to it."""
+    if not path.exists():
+        return
+    conn = sqlite3.connect(path)
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() if "meta" in tables else None
+    except sqlite3.Error as exc:
+        raise store_error(path, exc, "opening the database") from exc
+    finally:
+        conn.close()
+    if row is not None and row[0] != SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"{path} has schema version {row[0]} and this hindsight reads version {SCHEMA_VERSION}: it was written "
+            "by another (newer) hindsight. Open it with that version (pip install -U hindsight); nothing was written "
+            "to it."
+        )

@@ -1,0 +1,99 @@
+"""Where forgotten text was copied: units keep text from other units (a lead quotes the turn before, an experience
+unit repeats sentences of a reply, a context or a derived unit may quote a fact), so forgetting a unit must find
+those copies too (hindsight/forget.py).
+
+Text is compared as word sequences (lower-cased, accents folded), so spacing, punctuation and case do not hide a
+copy. A copy is:
+- in a lead (quoted from the turn before): the whole lead, or a sentence of the forgotten text, found in the other;
+- in a unit of the same document that shares a source turn with a forgotten unit: a shared sentence of two words
+  or more (a paraphrase by the LLM extractor shares none);
+- in a context, or in an opinion or observation (its text, history, reasoning): a shared sentence of three words
+  or more, or a shared run of SHINGLE words;
+- for forget(entity=...): a name of the entity (one no other entity shares) as whole words, anywhere.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from hindsight.text import split_sentences
+
+_WORD = re.compile(r"\w+")
+_SPEAKER = re.compile(r"^[^:\n]{1,80}:\s+")  # the "Maya: " a unit's line starts with
+SHINGLE = 6  # words in a run that counts as a quote wherever it is found
+_LEAD_ELLIPSIS = "..."
+
+
+def words(text: str) -> str:
+    """`text` as lower-cased, accent-folded words, each with a space on both sides, for whole-word `in`."""
+    folded = "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
+    return " " + " ".join(_WORD.findall(folded)) + " "
+
+
+def _count(joined: str) -> int:
+    return joined.count(" ") - 1
+
+
+def sentences(text: str, min_words: int) -> list[str]:
+    """The sentences of `text` (line by line, without the speaker's name) with at least `min_words` words."""
+    out = []
+    for line in text.splitlines():
+        for sentence in split_sentences(_SPEAKER.sub("", line.strip())):
+            joined = words(sentence)
+            if _count(joined) >= min_words:
+                out.append(joined)
+    return out
+
+
+def _shingles(joined: str) -> set[str]:
+    tokens = joined.split()
+    return {" " + " ".join(tokens[i : i + SHINGLE]) + " " for i in range(len(tokens) - SHINGLE + 1)}
+
+
+@dataclass
+class ForgottenText:
+    """The forgotten texts (as words), their sentences and runs, and the names forget(entity=...) forgets."""
+
+    texts: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    _sentences: list[str] = field(default_factory=list)
+    _shingles: set[str] = field(default_factory=set)
+
+    def add(self, texts: Iterable[str]) -> None:
+        for text in texts:
+            joined = words(text)
+            self.texts.append(joined)
+            self._sentences += sentences(text, 1)
+            self._shingles |= _shingles(joined)
+
+    def add_names(self, names: Iterable[str]) -> None:
+        self.names += [j for j in map(words, names) if j.strip()]
+
+    def _sentence_shared(self, text: str, min_words: int) -> bool:
+        """A sentence of `text` is in a forgotten text, or a forgotten sentence is in `text`."""
+        if any(s in t for s in sentences(text, min_words) for t in self.texts):
+            return True
+        joined = words(text)
+        return any(s in joined for s in self._sentences if _count(s) >= min_words)
+
+    def names_in(self, text: str) -> bool:
+        joined = words(text)
+        return any(n in joined for n in self.names)
+
+    def in_lead(self, lead: str) -> bool:
+        """A lead quotes one turn: a copy when the quote is in a forgotten text or shares a sentence with one."""
+        quote = words(_SPEAKER.sub("", lead.strip()).removeprefix(_LEAD_ELLIPSIS))
+        return ((quote.strip() != "" and any(quote in t for t in self.texts)) or self._sentence_shared(lead, 1)
+                or self.names_in(lead))
+
+    def in_sibling(self, text: str) -> bool:
+        """Copied into a unit made from the same turns (a reply's action sentences, the reply itself)."""
+        return self._sentence_shared(text, 2) or self.names_in(text)
+
+    def in_quote(self, text: str) -> bool:
+        """Quoted in a context or in derived memory: a sentence, a run of SHINGLE words, or a name."""
+        return (self._sentence_shared(text, 3) or bool(_shingles(words(text)) & self._shingles)
+                or self.names_in(text))

@@ -1,0 +1,52 @@
+"""Scrubbing the files after a forget or a bank delete, and finishing on open what a killed process left undone.
+
+A forget (or delete_bank) commits, with a mark in the same transaction (MemoryStore.scrubs_pending), then scrubs:
+the indexes replay the deletions, FTS5 merges its segments (deleted terms stay in old ones until then), the HNSW
+snapshot is saved, the WAL is checkpointed and truncated, a deleted bank's directory is removed. Only then does the
+mark go. A process killed in between leaves the mark, and the next open finishes the scrub.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from hindsight.index.manager import BankIndexes
+from hindsight.store.base import MemoryStore
+
+log = logging.getLogger(__name__)
+
+
+def scrub_bank(store: MemoryStore, indexes: BankIndexes) -> None:
+    """After a forget's commit: leave nothing it removed in the bank's index files or the database file."""
+    indexes.sync()
+    indexes.purge()
+    store.purge()
+    store.scrub_done(indexes.bank_id)
+
+
+def remove_bank_dir(store: MemoryStore, banks_dir: Path, bank_id: str) -> None:
+    """After delete_bank's commit: the bank's rows out of the database file, then its directory."""
+    store.purge()
+    shutil.rmtree(banks_dir / bank_id, ignore_errors=True)
+    store.scrub_done(bank_id)
+
+
+def finish_scrubs(store: MemoryStore, banks_dir: Path, open_indexes: Callable[[str], BankIndexes]) -> None:
+    """On open: remove the directories of banks the store no longer has (a delete killed before it removed them),
+    and finish the scrub of every bank a killed forget or delete left marked (`open_indexes` opens a bank's
+    indexes, which replays the forget)."""
+    banks = set(store.list_banks())
+    if banks_dir.is_dir():
+        for leftover in sorted(p for p in banks_dir.iterdir() if p.is_dir() and p.name not in banks):
+            log.warning("%s: removing the index directory of bank %r, which no longer exists", banks_dir,
+                        leftover.name)
+            shutil.rmtree(leftover)
+    for bank_id in store.scrubs_pending():
+        log.warning("bank %r: finishing the scrub of a forget or delete that was interrupted", bank_id)
+        if bank_id in banks:
+            scrub_bank(store, open_indexes(bank_id))
+        else:
+            remove_bank_dir(store, banks_dir, bank_id)
