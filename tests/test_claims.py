@@ -190,6 +190,7 @@ def test_other_attributes_and_subjects_never_supersede() -> None:
         ("Where did he live before Seattle?", {"residence"}, False, True),
         ("What is my current personal best in the 5K?", {"record"}, True, False),
         ("What did Danny say about the marathon?", set(), False, False),
+        ("What is Jon working on opening?", set(), False, False),  # a task, not an employer
     ],
 )
 def test_the_query_says_what_it_asks_and_when(query: str, attributes: set[str], current: bool, past: bool) -> None:

@@ -33,7 +33,7 @@ _ASKS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     for attribute, words in (
         ("residence", r"live|lives|living|reside|resides|based|home|apartment|house|moved|move|moving|city|town|"
                       r"neighbou?rhood|relocated?"),
-        ("workplace", r"work|works|working|job|employer|employed|company|office|hired|career|workplace"),
+        ("workplace", r"work|works|working(?!\s+on\b)|job|employer|employed|company|office|hired|career|workplace"),
         ("school", r"school|university|college|enrolled|student|attend|attends|studies|study|studying"),
         ("major", r"major|majoring|degree|studying|study|studies"),
         ("partner", r"dating|date|dates|girlfriend|boyfriend|partner|married|wife|husband|seeing|relationship|"
