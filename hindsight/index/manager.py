@@ -52,7 +52,8 @@ class BankIndexes:
     def _rebuild(self, name: str, index: DerivedIndex, reason: str) -> None:
         """Rebuild an index from the store; IndexDamagedError when its files cannot be written."""
         with self._sync_lock:
-            log.warning("rebuilding the %s index of bank %s from the store: %s", name, self.bank_id, reason)
+            # A damaged file was logged as a warning where it was found; a new bank has no index files yet.
+            log.info("rebuilding the %s index of bank %s from the store: %s", name, self.bank_id, reason)
             try:
                 index.reset()
                 index.add_units(self.store.indexed_units(self.bank_id), self.store.last_change(self.bank_id))
@@ -71,6 +72,7 @@ class BankIndexes:
         try:
             return op()
         except sqlite3.DatabaseError as exc:
+            log.warning("the lexical index of bank %s failed in use (%s); rebuilding it", self.bank_id, exc)
             self._rebuild("lexical", self.lexical, f"it failed in use ({exc})")
         try:
             return op()
