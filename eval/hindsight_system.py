@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from eval.haystack import Haystack, Retrieved
-from eval.metrics import flatten_turns
+from eval.metrics import PackedHit, TurnText, flatten_turns, shown_turns
 from hindsight import Bank, Hindsight, HindsightConfig, RetainRequest
 from hindsight.config import ALL_CHANNELS
 from hindsight.embed.base import Embedder
+from hindsight.models import is_assistant_role
 
 HINDSIGHT_SYSTEMS = (
     "hindsight", "hindsight-no-semantic", "hindsight-no-lexical", "hindsight-no-graph", "hindsight-no-temporal",
@@ -98,10 +99,14 @@ class HindsightSystem:
         start = time.perf_counter()
         ranking = bank.recall(query, budget=UNLIMITED_BUDGET, query_time=query_time, top_k=self.depth)
         ranked = flatten_turns(hit.unit.source.turn_ids for hit in ranking.hits)
+        turns = {m.id: TurnText(m.content, is_assistant_role(m.role)) for d in haystack.documents
+                 for m in d.messages if m.id}
         packed: dict[int, set[str]] = {}
         for budget in self.budgets:
             result = bank.recall(query, budget=budget, query_time=query_time)
-            packed[budget] = {t for hit in result.hits for t in hit.unit.source.turn_ids}
+            # A turn counts when the packed context shows its text, not merely when its unit is packed.
+            packed[budget] = shown_turns((PackedHit(h.unit.source.turn_ids, h.text, h.context) for h in result.hits),
+                                         turns)
         per_call = (time.perf_counter() - start) / (1 + len(self.budgets))
         return Retrieved(ranked_turns=ranked, packed=packed, timings={"retain": retain_s, "recall_per_call": per_call})
 

@@ -9,6 +9,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hindsight.text import split_sentences
+
 LME_KS = (1, 3, 5, 10)
 LOCOMO_KS = (5, 10, 20, 50)
 BUDGETS = (1024, 2048, 4096)
@@ -109,6 +111,49 @@ def evidence_recall(ranked_turns: Sequence[str], evidence: Collection[str], k: i
 def budget_evidence_recall(packed_turns: Collection[str], evidence: Collection[str]) -> float:
     """Share of the evidence turns that lie in the packed context."""
     return sum(e in packed_turns for e in evidence) / len(evidence)
+
+
+@dataclass(frozen=True)
+class TurnText:
+    """A turn as the history holds it: its text, and whether the agent wrote it."""
+
+    text: str
+    assistant: bool
+
+
+@dataclass(frozen=True)
+class PackedHit:
+    """A packed hit as the metric reads it: the turns its unit covers, the unit's whole text and the text packed."""
+
+    turn_ids: Sequence[str]
+    text: str
+    context: str
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def shown_turns(hits: Iterable[PackedHit], turns: Mapping[str, TurnText]) -> set[str]:
+    """Turns whose text the packed context shows. A hit shows a person's turn when every sentence of the turn that
+    its unit holds is in the packed context (a unit may hold one chunk of a split turn), and an assistant's turn
+    when at least one of them is. A turn whose sentences its unit does not hold verbatim counts only when the hit is
+    packed whole. A packed hit's unit is not enough: an excerpt may have elided the turn."""
+    shown: set[str] = set()
+    for hit in hits:
+        text, context = _norm(hit.text), _norm(hit.context)
+        for turn_id in hit.turn_ids:
+            turn = turns.get(turn_id)
+            held = [] if turn is None else [s for s in map(_norm, split_sentences(turn.text)) if s and s in text]
+            if not held:
+                ok = context == text
+            elif turn is not None and turn.assistant:
+                ok = any(s in context for s in held)
+            else:
+                ok = all(s in context for s in held)
+            if ok:
+                shown.add(turn_id)
+    return shown
 
 
 def flatten_turns(groups: Iterable[Sequence[str]]) -> list[str]:

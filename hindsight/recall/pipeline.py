@@ -241,8 +241,9 @@ class RecallPipeline:
         reply_to: str | None,
     ) -> RecallHit:
         e = cand.fused
+        text = f"{cand.header} {cand.unit.text}"
         return RecallHit(
-            unit=cand.unit, text=f"{cand.header} {cand.unit.text}",
+            unit=cand.unit, text=text, context=text,
             tokens=self.tokens.count_hit(cand.header, cand.unit.text), channels=e.channels, fused_score=e.score,
             rerank_score=rerank_score, score=rerank_score if rerank_score is not None else e.score, path=e.path,
             superseded_by=superseded_by, supersedes=supersedes, reply_to=reply_to,

@@ -48,7 +48,8 @@ class RecallHit(BaseModel):
 
     unit: MemoryUnit
     text: str  # the unit text with its formatted date and the date relative to query_time
-    tokens: int
+    tokens: int  # of `context`, what the budget counts
+    context: str = ""  # the text as packed: `text`, or an excerpt of it (set by packing)
     channels: list[ChannelHit]
     fused_score: float
     rerank_score: float | None = None
