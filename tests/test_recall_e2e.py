@@ -194,7 +194,7 @@ def test_budget_is_respected(bank: Bank) -> None:
     everything = bank.recall("Maya and Bob", budget=10**7, query_time=QT)
     assert len(everything.hits) == everything.candidates > 10
     counter = TokenCounter()
-    assert all(h.tokens == counter.count(h.text) for h in everything.hits)
+    assert all(h.tokens == counter.count(h.context) for h in everything.hits)
     assert everything.tokens_used == sum(h.tokens for h in everything.hits)
     smallest = min(h.tokens for h in everything.hits)
     patience = HindsightConfig().recall.pack.patience

@@ -16,6 +16,7 @@ from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder
 from hindsight.index.manager import BankIndexes
 from hindsight.models import Network, TimeArg
+from hindsight.recall.excerpt import excerpt, query_terms
 from hindsight.recall.format import TokenCounter, hit_header
 from hindsight.recall.fusion import rrf
 from hindsight.recall.graph import EntityCounts, spread, store_neighbours
@@ -27,7 +28,7 @@ from hindsight.recall.request import DEFAULT_BUDGET, RecallRequest, make_request
 from hindsight.recall.rerank import Reranker, RerankQuery, asks_latest, make_reranker
 from hindsight.recall.semantic import semantic_search
 from hindsight.recall.temporal import query_time_range, temporal_search
-from hindsight.recall.types import Channel, RecallHit, RecallResult, TimeRange
+from hindsight.recall.types import Channel, RecallHit, RecallResult, TimeRange, Trim
 from hindsight.recall.updates import apply_updates
 from hindsight.store.base import MemoryStore
 from hindsight.temporal.values import time_zone
@@ -229,22 +230,26 @@ class RecallPipeline:
         reply_to: dict[str, str],
     ) -> Iterator[RecallHit]:
         """Hits in final order: the reranked window, then the rest in fused order, loaded as they are needed."""
+        terms = query_terms(req.text)
         for cand in cands:
             uid = cand.unit.id
-            yield self._hit(cand, rerank_scores.get(uid), superseded.get(uid), placed.get(uid), reply_to.get(uid))
+            yield self._hit(cand, terms, rerank_scores.get(uid), superseded.get(uid), placed.get(uid),
+                            reply_to.get(uid))
         for i in range(0, len(tail), _LOAD_CHUNK):
             for cand in self._load(bank_id, tail[i : i + _LOAD_CHUNK], req):
-                yield self._hit(cand, None, None, None, None)
+                yield self._hit(cand, terms, None, None, None, None)
 
     def _hit(
-        self, cand: Candidate, rerank_score: float | None, superseded_by: str | None, supersedes: str | None,
-        reply_to: str | None,
+        self, cand: Candidate, terms: frozenset[str], rerank_score: float | None, superseded_by: str | None,
+        supersedes: str | None, reply_to: str | None,
     ) -> RecallHit:
         e = cand.fused
-        text = f"{cand.header} {cand.unit.text}"
+        cut = excerpt(cand.unit.text, terms, self.tokens)
         return RecallHit(
-            unit=cand.unit, text=text, context=text,
-            tokens=self.tokens.count_hit(cand.header, cand.unit.text), channels=e.channels, fused_score=e.score,
+            unit=cand.unit, text=f"{cand.header} {cand.unit.text}", context=f"{cand.header} {cut.text}",
+            trim=(Trim(elided_tokens=cut.elided_tokens, kept_sentences=cut.kept_sentences)
+                  if cut.elided_tokens else None),
+            tokens=self.tokens.count_hit(cand.header, cut.text), channels=e.channels, fused_score=e.score,
             rerank_score=rerank_score, score=rerank_score if rerank_score is not None else e.score, path=e.path,
             superseded_by=superseded_by, supersedes=supersedes, reply_to=reply_to,
         )

@@ -43,13 +43,21 @@ class TimeRange(BaseModel):
     text: str
 
 
+class Trim(BaseModel):
+    """What packing left out of a hit's text: the assistant's reply but for the sentences that match the query."""
+
+    elided_tokens: int  # tokens of the reply not in the packed context
+    kept_sentences: int  # sentences of the reply that are
+
+
 class RecallHit(BaseModel):
     """A recalled unit with the text handed to reranker and caller, and its explanation."""
 
     unit: MemoryUnit
     text: str  # the unit text with its formatted date and the date relative to query_time
     tokens: int  # of `context`, what the budget counts
-    context: str = ""  # the text as packed: `text`, or an excerpt of it (set by packing)
+    context: str = ""  # the text as packed: `text`, or an excerpt of it (recall/excerpt.py)
+    trim: Trim | None = None  # set when `context` is an excerpt
     channels: list[ChannelHit]
     fused_score: float
     rerank_score: float | None = None

@@ -1,0 +1,98 @@
+"""What of a hit goes into the packed context: the person's turn whole, and of a long assistant reply the sentences
+that match the query, the rest shown as an elision that says what was left out.
+
+A unit holds a person's turn and the reply that answers it, or a long reply alone; the reply is the agent's own
+output and often hundreds of tokens, while what a reader of the context needs of it is the part the query asks
+about. The hit keeps its whole text (`RecallHit.text`); only the packed text is an excerpt.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hindsight.models import ASSISTANT_ROLES
+from hindsight.recall.format import TokenCounter
+from hindsight.text import split_sentences
+
+# Where a unit's reply starts: a line "assistant: ..." (nlp_extractor._line writes "who: text"; a reply is always
+# the window's last turn).
+_REPLY = re.compile(r"^(?:" + "|".join(sorted(ASSISTANT_ROLES)) + r"): ", re.IGNORECASE | re.MULTILINE)
+_WORD = re.compile(r"[a-z0-9]+")
+# Words that say nothing about what a question asks for.
+_STOP = frozenset(re.findall(r"\w+", (
+    "a an and are as at be been but by can could did do does for from had has have how i if in into is it its me "
+    "my of on or our so than that the their them then there these they this to was we were what when where which "
+    "who whom why will with would you your about any some just also more most much very not no yes"
+)))
+# A reply keeps at most this many sentences: a short paragraph, what a reader takes in as the answer to one
+# question. More matching sentences repeat the query's words, rarely new evidence.
+_KEEP = 3
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """A unit's text as packed, and what was left out of it."""
+
+    text: str
+    elided_tokens: int  # tokens of the reply not shown
+    kept_sentences: int  # sentences of the reply shown
+
+
+def query_terms(query: str) -> frozenset[str]:
+    """The words of a query that can match evidence: lowercased, without function words."""
+    return frozenset(w for w in _WORD.findall(query.lower()) if w not in _STOP and len(w) > 1)
+
+
+def _pieces(reply: str) -> list[str]:
+    """A reply's sentences, lines (list items, headings) counting as sentence ends."""
+    return [s for line in reply.split("\n") for s in split_sentences(line)]
+
+
+def _matches(piece: str, terms: frozenset[str]) -> int:
+    return len(terms & set(_WORD.findall(piece.lower())))
+
+
+def elision(tokens: int) -> str:
+    return f"… [{tokens} tokens of the assistant's reply]"
+
+
+def excerpt(text: str, terms: frozenset[str], counter: TokenCounter) -> Excerpt:
+    """The unit text with its reply cut to the sentences that match the query terms best (at most _KEEP, each
+    matching at least half as many terms as the best), in their order; each run of left-out sentences becomes one
+    elision, unless the run is no longer than its elision. A reply matching no term is elided whole."""
+    found = _REPLY.search(text)
+    if found is None:
+        return Excerpt(text, 0, 0)
+    head, reply = text[: found.end()], text[found.end():]
+    pieces = _pieces(reply)
+    scores = [_matches(p, terms) for p in pieces]
+    best = max(scores, default=0)
+    ranked = sorted((i for i, s in enumerate(scores) if best and 2 * s >= best), key=lambda i: -scores[i])
+    keep = set(ranked[:_KEEP])
+    parts: list[str] = []
+    run: list[str] = []
+    elided = 0
+
+    def close_run() -> None:
+        nonlocal elided
+        if not run:
+            return
+        n = counter.count(" ".join(run))
+        if n > counter.count(elision(n)):
+            parts.append(elision(n))
+            elided += n
+        else:
+            parts.extend(run)
+        run.clear()
+
+    for i, piece in enumerate(pieces):
+        if i in keep:
+            close_run()
+            parts.append(piece)
+        else:
+            run.append(piece)
+    close_run()
+    if not elided:
+        return Excerpt(text, 0, len(pieces))
+    return Excerpt(head + " ".join(parts), elided, len(keep))

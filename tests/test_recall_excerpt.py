@@ -1,0 +1,50 @@
+"""Packing a long reply as an excerpt: the sentences that answer the query are packed, the rest elided and said."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from eval.metrics import PackedHit, TurnText, shown_turns
+from hindsight import Hindsight, Message
+from hindsight.recall.format import TokenCounter
+
+_FILLER = [
+    "Planning a hiking weekend starts with the weather, so check the forecast a few days ahead and again the night "
+    "before you leave.",
+    "Pack layers rather than one heavy coat, because mountain temperatures swing widely between morning and noon.",
+    "Bring more water than you think you need and a small filter in case a stream is the only source.",
+    "Tell someone where you are going and when you expect to be back, and leave the plan in writing.",
+    "Good boots matter more than any other gear; break them in on short walks before the trip.",
+]
+_EVIDENCE = "The Pinnacle Ridge trail closes its gate at 7 pm, and rangers lock the Pinnacle Ridge parking lot then."
+
+
+def _reply() -> str:
+    return "\n\n".join([" ".join(_FILLER), " ".join(reversed(_FILLER)), " ".join(_FILLER[1:]), _EVIDENCE])
+
+
+def test_long_reply_is_packed_with_its_matching_last_paragraph(hs: Hindsight) -> None:
+    bank = hs.bank("excerpt")
+    when = datetime(2024, 5, 1, 9, tzinfo=timezone.utc)
+    bank.retain([Message(role="user", content="Any advice for my hiking trip this weekend?", id="q"),
+                 Message(role="assistant", content=_reply(), id="a")], timestamp=when)
+    result = bank.recall("When does the Pinnacle Ridge trail close?", budget=2000, query_time=when)
+    hit = next(h for h in result.hits if "a" in h.unit.source.turn_ids)
+    assert _EVIDENCE in hit.context
+    assert "tokens of the assistant's reply]" in hit.context
+    assert hit.trim is not None and hit.trim.elided_tokens > 200
+    assert _FILLER[0] in hit.text and _EVIDENCE in hit.text  # the hit keeps its whole text
+    assert hit.tokens == TokenCounter().count(hit.context) < TokenCounter().count(hit.text)
+    assert result.tokens_used == sum(h.tokens for h in result.hits)
+
+
+def test_metric_counts_only_turns_the_context_shows() -> None:
+    person, reply = "I moved to Lisbon in March. It rains a lot.", "Lisbon is lovely. Enjoy the pastries."
+    turns = {"u": TurnText(person, False), "a": TurnText(reply, True)}
+    text = f"[date] user: {person}\nassistant: {reply}"
+    whole = PackedHit(["u", "a"], text, text)
+    assert shown_turns([whole], turns) == {"u", "a"}
+    cut = PackedHit(["u", "a"], text, f"[date] user: {person}\nassistant: … [9 tokens of the assistant's reply]")
+    assert shown_turns([cut], turns) == {"u"}
+    partial = PackedHit(["u", "a"], text, "[date] user: I moved to Lisbon in March.\nassistant: Lisbon is lovely.")
+    assert shown_turns([partial], turns) == {"a"}
