@@ -24,7 +24,6 @@ from eval.runner import Query, QuestionResult, Runner, System, print_groups, pri
 from hindsight.embed.base import Embedder
 from hindsight.errors import LLMError
 from hindsight.llm.base import LLM, ChatMessage, LLMResponse
-from hindsight.recall.format import hit_text
 
 ANSWER_SYSTEM = """\
 You answer questions about past conversations from memories of them. Each memory starts with its date.
@@ -199,7 +198,7 @@ class QASystem:
         bank, retain_s = self.inner.bank(haystack)
         start = time.perf_counter()
         recalled = bank.recall(query, budget=self.budget, query_time=query_time)
-        memories = "\n".join(hit_text(h.unit, query_time) for h in recalled.hits) or "(no memories)"
+        memories = "\n".join(h.context for h in recalled.hits) or "(no memories)"
         user = f"Current date: {query_time:%Y-%m-%d}\n\nMemories:\n{memories}\n\nQuestion: {query}\nAnswer:"
         recall_s = time.perf_counter() - start
         response = _complete(self.models.answer, [ChatMessage("system", ANSWER_SYSTEM), ChatMessage("user", user)],

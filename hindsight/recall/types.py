@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import Enum
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from hindsight.models import LinkType, MemoryUnit
 
@@ -66,6 +66,12 @@ class RecallHit(BaseModel):
     superseded_by: str | None = None  # a newer unit that changes or ends what this one states (recall/updates.py)
     supersedes: str | None = None  # the older unit this one was placed above, because it updates it
     reply_to: str | None = None  # placed right after this unit, whose question it answers (recall/replies.py)
+
+    @model_validator(mode="after")
+    def _whole_by_default(self) -> RecallHit:
+        if not self.context:
+            self.context = self.text  # a hit built without an excerpt is packed whole
+        return self
 
 
 class RecallResult(BaseModel):

@@ -97,7 +97,7 @@ def memory_sections(hits: Sequence[RecallHit]) -> str:
     """The recalled memories under one heading per network, numbered by their rank (the numbers answers cite)."""
     blocks = []
     for network, heading in SECTIONS.items():
-        lines = [memory_line(i, h.unit, h.text) for i, h in enumerate(hits, start=1) if h.unit.network is network]
+        lines = [memory_line(i, h.unit, h.context) for i, h in enumerate(hits, start=1) if h.unit.network is network]
         if lines:
             blocks.append(f"{heading}:\n" + "\n".join(lines))
     return "\n\n".join(blocks) or "(no memories)"
