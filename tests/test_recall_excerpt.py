@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 
 from eval.metrics import PackedHit, TurnText, shown_turns
 from hindsight import Hindsight, Message
+from hindsight.recall.excerpt import excerpt, query_terms
 from hindsight.recall.format import TokenCounter
 
 _FILLER = [
@@ -48,3 +49,13 @@ def test_metric_counts_only_turns_the_context_shows() -> None:
     assert shown_turns([cut], turns) == {"u"}
     partial = PackedHit(["u", "a"], text, "[date] user: I moved to Lisbon in March.\nassistant: Lisbon is lovely.")
     assert shown_turns([partial], turns) == {"a"}
+
+
+def test_a_reply_matching_nothing_is_elided_whole_and_a_short_one_kept() -> None:
+    counter = TokenCounter()
+    text = "user: Any advice for my trip?\nassistant: " + " ".join(_FILLER)
+    cut = excerpt(text, query_terms("When does the Pinnacle Ridge trail close?"), counter)
+    assert cut.text.startswith("user: Any advice for my trip?\nassistant: … [")
+    assert cut.kept_sentences == 0 and cut.elided_tokens == counter.count(" ".join(_FILLER))
+    short = "user: Where is the gate?\nassistant: At the north end. Closes at seven."
+    assert excerpt(short, query_terms("When does the gate close?"), counter).text == short

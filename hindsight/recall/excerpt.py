@@ -39,9 +39,21 @@ class Excerpt:
     kept_sentences: int  # sentences of the reply shown
 
 
+def _stem(word: str) -> str:
+    """A word without its commonest inflection, so that "closes" matches "close" and "booked" matches "book"."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _words(text: str) -> set[str]:
+    return {_stem(w) for w in _WORD.findall(text.lower())}
+
+
 def query_terms(query: str) -> frozenset[str]:
-    """The words of a query that can match evidence: lowercased, without function words."""
-    return frozenset(w for w in _WORD.findall(query.lower()) if w not in _STOP and len(w) > 1)
+    """The words of a query that can match evidence: lowercased and stemmed, without function words."""
+    return frozenset(_stem(w) for w in _WORD.findall(query.lower()) if w not in _STOP and len(w) > 1)
 
 
 def _pieces(reply: str) -> list[str]:
@@ -50,7 +62,7 @@ def _pieces(reply: str) -> list[str]:
 
 
 def _matches(piece: str, terms: frozenset[str]) -> int:
-    return len(terms & set(_WORD.findall(piece.lower())))
+    return len(terms & _words(piece))
 
 
 def elision(tokens: int) -> str:
