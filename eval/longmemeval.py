@@ -15,7 +15,8 @@ sessions are covered; NDCG uses the official discount (eval/metrics.py).
               count as another, irrelevant session ("noans_..."), and NDCG is taken over turns.
 budget_evidence_recall@B is the share of the relevant turns (user turns with has_answer) inside the context packed
 for B cl100k tokens: the baselines pack their ranked turns greedily, hindsight packs in recall (a unit covers the
-turns of its source.turn_ids).
+turns of its source.turn_ids). A hindsight turn counts only when the packed context shows its text
+(eval/metrics.shown_turns): a packed unit whose excerpt elided the turn does not count it.
 
 hindsight retains each question's haystack into its own bank (one session = one document, message ids
 "<session id>:<turn index>", timestamps = the session date) and recalls with query_time = the question date. The

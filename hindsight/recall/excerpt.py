@@ -23,7 +23,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(re.findall(r"\w+", (
     "a an and are as at be been but by can could did do does for from had has have how i if in into is it its me "
     "my of on or our so than that the their them then there these they this to was we were what when where which "
-    "who whom why will with would you your about any some just also more most much very not no yes"
+    "who whom why will with would you your about any some just also more most much many often very not no yes"
 )))
 # A reply keeps at most this many sentences: a short paragraph, what a reader takes in as the answer to one
 # question. More matching sentences repeat the query's words, rarely new evidence.
