@@ -72,8 +72,9 @@ def elision(tokens: int) -> str:
 
 def excerpt(text: str, terms: frozenset[str], counter: TokenCounter) -> Excerpt:
     """The unit text with its reply cut to the sentences that match the query terms best (at most _KEEP, each
-    matching at least half as many terms as the best, the earlier first among equals), in their order; each run of left-out sentences becomes one
-    elision, unless the run is no longer than its elision. A reply matching no term is elided whole."""
+    matching at least half as many terms as the best, the earlier first among equals), in their order; each run of
+    left-out sentences becomes one elision, unless the run is no longer than its elision. A reply matching no term
+    is elided whole."""
     found = _REPLY.search(text)
     if found is None:
         return Excerpt(text, 0, 0)
