@@ -26,8 +26,8 @@ _STOP = frozenset(re.findall(r"\w+", (
     "who whom why will with would you your about any some just also more most much many often very not no yes"
 )))
 # A reply keeps its one sentence that matches the query best: what the agent said on the question asked. The rest
-# of the reply is the agent's elaboration, in the hit's whole text. On LongMemEval-S dev (30 questions) three
-# sentences packed 2 to 5 points less evidence than one; none, 1 to 4 points more, but hides what the agent said.
+# of the reply is the agent's elaboration, in the hit's whole text (measured against three and none in
+# docs/DECISIONS.md).
 _KEEP = 1
 
 
