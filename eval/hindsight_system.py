@@ -6,7 +6,7 @@ import copy
 import hashlib
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from hindsight import Bank, Hindsight, HindsightConfig, RetainRequest
 from hindsight.config import ALL_CHANNELS
 from hindsight.embed.base import Embedder
 from hindsight.models import is_assistant_role
+from hindsight.recall.types import RecallHit
 
 HINDSIGHT_SYSTEMS = (
     "hindsight", "hindsight-no-semantic", "hindsight-no-lexical", "hindsight-no-graph", "hindsight-no-temporal",
@@ -51,6 +52,15 @@ def retain_key(config: HindsightConfig) -> str:
     process's garbage-collector setting): systems whose retain would differ must not share a memory directory."""
     shaping = config.model_dump(mode="json", exclude={"recall": True, "reflect": True, "embedder": {"freeze_gc"}})
     return hashlib.sha1(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:8]
+
+
+def packed_hits(hits: Iterable[RecallHit]) -> Iterator[PackedHit]:
+    """The packed hits as the metrics read them, in the order the context shows them: a reply packed below the turn
+    it answers shows that turn first."""
+    for h in hits:
+        if h.question is not None:  # shown first
+            yield PackedHit(h.question.source.turn_ids, h.question.text, h.context)
+        yield PackedHit(h.unit.source.turn_ids, h.text, h.context)
 
 
 class HindsightSystem:
@@ -98,15 +108,14 @@ class HindsightSystem:
         bank, retain_s = self.bank(haystack)
         start = time.perf_counter()
         ranking = bank.recall(query, budget=UNLIMITED_BUDGET, query_time=query_time, top_k=self.depth)
-        ranked = flatten_turns(hit.unit.source.turn_ids for hit in ranking.hits)
+        ranked = flatten_turns(p.turn_ids for p in packed_hits(ranking.hits))
         turns = {m.id: TurnText(m.content, is_assistant_role(m.role)) for d in haystack.documents
                  for m in d.messages if m.id}
         packed: dict[int, set[str]] = {}
         for budget in self.budgets:
             result = bank.recall(query, budget=budget, query_time=query_time)
             # A turn counts when the packed context shows its text, not merely when its unit is packed.
-            packed[budget] = shown_turns((PackedHit(h.unit.source.turn_ids, h.text, h.context) for h in result.hits),
-                                         turns)
+            packed[budget] = shown_turns(packed_hits(result.hits), turns)
         per_call = (time.perf_counter() - start) / (1 + len(self.budgets))
         return Retrieved(ranked_turns=ranked, packed=packed, timings={"retain": retain_s, "recall_per_call": per_call})
 

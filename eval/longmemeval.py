@@ -2,6 +2,7 @@
 
     python eval/longmemeval.py retrieval --data longmemeval_s.json[.gz] --out OUT.json [--limit N] [--system S ...]
         [--work DIR] [--budgets 1024 2048 4096] [--depth 50] [--bm25-tokens words|split] [--fresh]
+        [--evidence user|assistant]
     python eval/longmemeval.py answer --data ... --out OUT.json --answer-llm M --judge-llm M [--limit N]
         [--answer-budget 2048]   (QA accuracy with the official per-type judge prompts; see eval/qa.py)
 
@@ -16,7 +17,10 @@ sessions are covered; NDCG uses the official discount (eval/metrics.py).
 budget_evidence_recall@B is the share of the relevant turns (user turns with has_answer) inside the context packed
 for B cl100k tokens: the baselines pack their ranked turns greedily, hindsight packs in recall (a unit covers the
 turns of its source.turn_ids). A hindsight turn counts only when the packed context shows its text
-(eval/metrics.shown_turns): a packed unit whose excerpt elided the turn does not count it.
+(eval/metrics.shown_turns): a packed unit whose excerpt elided the turn does not count it, and a reply packed below
+the turn it answers shows that turn too.
+--evidence assistant scores, instead, the questions about what the agent said (single-session-assistant), with the
+assistant's has_answer turns as the relevant ones: not an official metric, it measures what packing keeps of replies.
 
 hindsight retains each question's haystack into its own bank (one session = one document, message ids
 "<session id>:<turn index>", timestamps = the session date) and recalls with query_time = the question date. The
@@ -99,9 +103,9 @@ def query(question: LmeQuestion) -> Query:
                  query_time=question.question_date, haystack=partial(haystack, question))
 
 
-def score(question: LmeQuestion, retrieved: Retrieved) -> tuple[dict[str, float], dict[str, Any]]:
-    relevant = question.relevant_turns()
-    correct = question.relevant_sessions()
+def score(question: LmeQuestion, retrieved: Retrieved, side: str = "user") -> tuple[dict[str, float], dict[str, Any]]:
+    relevant = question.relevant_turns(side)
+    correct = question.relevant_sessions(side)
     sessions = [session_of(t) for t in retrieved.ranked_turns]
     labels = [official_session_label(session_of(t), t in relevant) for t in retrieved.ranked_turns]
     metrics: dict[str, float] = {}
@@ -132,14 +136,16 @@ def summarize(results: list[QuestionResult]) -> tuple[dict[str, float], dict[str
 
 def retrieval(args: argparse.Namespace, embedder: Embedder | None) -> int:
     questions = load_longmemeval(args.data)[: args.limit]
-    skipped = Counter(reason for q in questions if (reason := q.skip_reason()))
-    scored = {q.question_id: q for q in questions if q.skip_reason() is None}
+    side = args.evidence
+    skipped = Counter(reason for q in questions if (reason := q.skip_reason(side)))
+    scored = {q.question_id: q for q in questions if q.skip_reason(side) is None}
     queries = [query(q) for q in scored.values()]
     runner = Runner(args, "longmemeval", "per_type", {
         "ks": list(LME_KS), "baseline_corpus": "user turns", "hindsight_ranking": "turns of the hits in rank order",
+        "evidence": side,
     }, embedder)
     reports = runner.run(chosen_systems(args.system), queries,
-                         lambda query, retrieved: score(scored[query.id], retrieved), summarize)
+                         lambda query, retrieved: score(scored[query.id], retrieved, side), summarize)
     write_reports(args.out, reports, {"skipped": dict(skipped), "file_questions": len(questions)})
     title = f"LongMemEval retrieval, {args.data.name}: {len(scored)} questions scored, skipped {dict(skipped)}"
     print_summary(title, reports, SUMMARY_COLUMNS)
@@ -168,6 +174,10 @@ def main(argv: list[str] | None = None, embedder: Embedder | None = None, models
         sub.add_argument("--limit", type=int, default=None, help="only the first N questions of the file")
         if name == "answer":
             add_qa_args(sub)
+        else:
+            sub.add_argument("--evidence", choices=["user", "assistant"], default="user",
+                             help="score the questions whose evidence turns are the user's (the official metric) or "
+                                  "the assistant's (what the agent said; the baselines index user turns only)")
     args = parser.parse_args(argv)
     return answer(args, embedder, models) if args.command == "answer" else retrieval(args, embedder)
 

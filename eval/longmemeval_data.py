@@ -50,20 +50,21 @@ class LmeQuestion:
     def is_abstention(self) -> bool:
         return "_abs" in self.question_id
 
-    def relevant_turns(self) -> set[str]:
-        """User turns marked has_answer inside evidence sessions: the official relevant items."""
+    def relevant_turns(self, side: str = "user") -> set[str]:
+        """Turns of one side ("user": the official relevant items, or "assistant") marked has_answer inside
+        evidence sessions."""
         return {turn_key(s.id, i) for s in self.sessions if s.is_answer_session
-                for i, t in enumerate(s.turns) if t.role == "user" and t.has_answer}
+                for i, t in enumerate(s.turns) if t.role == side and t.has_answer}
 
-    def relevant_sessions(self) -> set[str]:
-        return {session_of(key) for key in self.relevant_turns()}
+    def relevant_sessions(self, side: str = "user") -> set[str]:
+        return {session_of(key) for key in self.relevant_turns(side)}
 
-    def skip_reason(self) -> str | None:
-        """Why the official retrieval metric leaves this question out, or None when it is scored."""
+    def skip_reason(self, side: str = "user") -> str | None:
+        """Why the retrieval metric of one evidence side leaves this question out, or None when it is scored."""
         if self.is_abstention:
             return "abstention"
-        if not self.relevant_turns():
-            return "no user-side evidence turn"
+        if not self.relevant_turns(side):
+            return f"no {side}-side evidence turn"
         return None
 
     def user_turns(self) -> list[tuple[str, str]]:

@@ -17,7 +17,7 @@ from hindsight.text import split_sentences
 
 # Where a unit's reply starts: a line "assistant: ..." (nlp_extractor._line writes "who: text"; a reply is always
 # the window's last turn).
-_REPLY = re.compile(r"^(?:" + "|".join(sorted(ASSISTANT_ROLES)) + r"): ", re.IGNORECASE | re.MULTILINE)
+REPLY = re.compile(r"^(?:" + "|".join(sorted(ASSISTANT_ROLES)) + r"): ", re.IGNORECASE | re.MULTILINE)
 _WORD = re.compile(r"[a-z0-9]+")
 # Words that say nothing about what a question asks for.
 _STOP = frozenset(re.findall(r"\w+", (
@@ -25,10 +25,22 @@ _STOP = frozenset(re.findall(r"\w+", (
     "my of on or our so than that the their them then there these they this to was we were what when where which "
     "who whom why will with would you your about any some just also more most much many often very not no yes"
 )))
-# A reply keeps its one sentence that matches the query best: what the agent said on the question asked. The rest
-# of the reply is the agent's elaboration, in the hit's whole text (measured against three and none in
-# docs/DECISIONS.md).
+# A reply keeps its one sentence that adds the most query words to what the person's turn above it says: the rest
+# is the agent's elaboration, in the hit's whole text (measured against three and none in docs/DECISIONS.md).
 _KEEP = 1
+_SAID = (r"said|mentioned|told|recommended|suggested|gave|given|provided|listed|shared|explained|described|"
+         r"referred|wrote|written|proposed|advised|outlined|named|noted|came up with|talked|discussed|spoke|"
+         r"chatted|went over|covered|agreed")
+_SAY = (r"say|mention|tell|recommend|suggest|give|provide|list|share|explain|describe|refer|write|propose|advise|"
+        r"outline|name|note|come up with|talk|discuss|cover|agree")
+# The agent's own words are the evidence of what it said: "you recommended", "what did you say", "we talked
+# about", "our last chat", "your advice".
+_ASKS_AGENT = re.compile(
+    rf"\b(?:(?:you|we)(?: \w+)? (?:{_SAID})|(?:did|do) (?:you|we)(?: \w+)? (?:{_SAY})|"
+    r"our (?:\w+ )?(?:conversation|chat|discussion|talk|exchange|session)s?|"
+    r"your (?:\w+ )?(?:recommendation|suggestion|advice|answer|response|reply|list|idea|tip)s?)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,11 @@ def query_terms(query: str) -> frozenset[str]:
     return frozenset(_stem(w) for w in _WORD.findall(query.lower()) if w not in _STOP and len(w) > 1)
 
 
+def asks_agent(query: str) -> bool:
+    """Whether a query asks what the agent said (so a reply's matching sentences are evidence, not elaboration)."""
+    return _ASKS_AGENT.search(query) is not None
+
+
 def _pieces(reply: str) -> list[str]:
     """A reply's sentences, lines (list items, headings) counting as sentence ends."""
     return [s for line in reply.split("\n") for s in split_sentences(line)]
@@ -70,20 +87,27 @@ def elision(tokens: int) -> str:
     return f"… [{tokens} tokens of the assistant's reply]"
 
 
-def excerpt(text: str, terms: frozenset[str], counter: TokenCounter) -> Excerpt:
-    """The unit text with its reply cut to the sentences that match the query terms best (at most _KEEP, each
-    matching at least half as many terms as the best, the earlier first among equals), in their order; each run of
-    left-out sentences becomes one elision, unless the run is no longer than its elision. A reply matching no term
-    is elided whole."""
-    found = _REPLY.search(text)
+def excerpt(text: str, terms: frozenset[str], counter: TokenCounter, above: str | None = "") -> Excerpt:
+    """The unit text with its reply cut to the sentence that matches the most query terms not in `above` (the
+    person's turn packed above the reply; the unit's own turn before its reply always counts) and the sentences
+    matching at least half as many (at most _KEEP, the earlier first among equals), in their order. With `above`
+    None, when the query asks what the agent said (asks_agent), every term counts. Each run of left-out sentences
+    becomes one elision, unless the run is no longer than its elision; a reply adding no term is elided whole."""
+    found = REPLY.search(text)
     if found is None:
         return Excerpt(text, 0, 0)
     head, reply = text[: found.end()], text[found.end():]
+    need = 1
+    if above is not None:
+        terms = terms - _words(f"{above} {head}")
+        need = max(1, (len(terms) + 1) // 2)  # a sentence that answers the query, not one that shares a word
     pieces = _pieces(reply)
     scores = [_matches(p, terms) for p in pieces]
     best = max(scores, default=0)
+    if best < need:
+        best = 0
     ranked = sorted((i for i, s in enumerate(scores) if best and 2 * s >= best), key=lambda i: -scores[i])
-    keep = set(ranked[:_KEEP])
+    kept = set(ranked[:_KEEP])
     parts: list[str] = []
     run: list[str] = []
     elided = 0
@@ -101,7 +125,7 @@ def excerpt(text: str, terms: frozenset[str], counter: TokenCounter) -> Excerpt:
         run.clear()
 
     for i, piece in enumerate(pieces):
-        if i in keep:
+        if i in kept:
             close_run()
             parts.append(piece)
         else:
@@ -109,4 +133,4 @@ def excerpt(text: str, terms: frozenset[str], counter: TokenCounter) -> Excerpt:
     close_run()
     if not elided:
         return Excerpt(text, 0, len(pieces))
-    return Excerpt(head + " ".join(parts), elided, len(keep))
+    return Excerpt(head + " ".join(parts), elided, len(kept))

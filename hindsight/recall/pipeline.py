@@ -15,8 +15,9 @@ import numpy as np
 from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder
 from hindsight.index.manager import BankIndexes
-from hindsight.models import Network, TimeArg
-from hindsight.recall.excerpt import excerpt, query_terms
+from hindsight.models import MemoryUnit, Network, TimeArg
+from hindsight.recall.excerpt import asks_agent, excerpt, query_terms
+from hindsight.recall.exchange import Exchanges
 from hindsight.recall.format import TokenCounter, hit_header
 from hindsight.recall.fusion import rrf
 from hindsight.recall.graph import EntityCounts, spread, store_neighbours
@@ -121,8 +122,13 @@ class RecallPipeline:
                 cands, superseded, placed = updated.candidates, updated.superseded_by, updated.placed_above
                 tail = [e for e in tail if e.unit_id not in placed]
         with timer("pack"):
-            ranked = self._hits(indexes.bank_id, cands, tail, req, rerank_scores, superseded, placed, reply_to)
-            hits, used = pack(ranked, req.budget, req.top_k, self.config.pack.patience)
+            terms = query_terms(req.text)
+            agent = asks_agent(req.text)  # then a reply's words count even where the person's turn says them too
+            ranked = self._hits(indexes.bank_id, cands, tail, req, terms, agent, rerank_scores, superseded, placed,
+                                reply_to)
+            forms = Exchanges(self.store, indexes.bank_id, req.unit_filter,
+                              lambda hit, q, attach: self._answered(hit, q, attach, terms, agent, req))
+            hits, used = pack(ranked, req.budget, req.top_k, self.config.pack.patience, forms)
             _settle_scores(hits)
         result.hits, result.tokens_used = hits, used
         timer.ms["total"] = (time.perf_counter() - start) * 1000.0
@@ -225,34 +231,49 @@ class RecallPipeline:
         return [by_label[x] for x in kept], [e for e in tail if e.label not in moved], reply_to
 
     def _hits(
-        self, bank_id: str, cands: list[Candidate], tail: list[Fused], req: RecallRequest,
-        rerank_scores: dict[str, float], superseded: dict[str, str], placed: dict[str, str],
+        self, bank_id: str, cands: list[Candidate], tail: list[Fused], req: RecallRequest, terms: frozenset[str],
+        agent: bool, rerank_scores: dict[str, float], superseded: dict[str, str], placed: dict[str, str],
         reply_to: dict[str, str],
     ) -> Iterator[RecallHit]:
         """Hits in final order: the reranked window, then the rest in fused order, loaded as they are needed."""
-        terms = query_terms(req.text)
         for cand in cands:
             uid = cand.unit.id
-            yield self._hit(cand, terms, rerank_scores.get(uid), superseded.get(uid), placed.get(uid),
+            yield self._hit(cand, terms, agent, rerank_scores.get(uid), superseded.get(uid), placed.get(uid),
                             reply_to.get(uid))
         for i in range(0, len(tail), _LOAD_CHUNK):
             for cand in self._load(bank_id, tail[i : i + _LOAD_CHUNK], req):
-                yield self._hit(cand, terms, None, None, None, None)
+                yield self._hit(cand, terms, agent, None, None, None, None)
 
     def _hit(
-        self, cand: Candidate, terms: frozenset[str], rerank_score: float | None, superseded_by: str | None,
-        supersedes: str | None, reply_to: str | None,
+        self, cand: Candidate, terms: frozenset[str], agent: bool, rerank_score: float | None,
+        superseded_by: str | None, supersedes: str | None, reply_to: str | None,
     ) -> RecallHit:
         e = cand.fused
-        cut = excerpt(cand.unit.text, terms, self.tokens)
-        return RecallHit(
-            unit=cand.unit, text=f"{cand.header} {cand.unit.text}", context=f"{cand.header} {cut.text}",
-            trim=(Trim(elided_tokens=cut.elided_tokens, kept_sentences=cut.kept_sentences)
-                  if cut.elided_tokens else None),
-            tokens=self.tokens.count_hit(cand.header, cut.text), channels=e.channels, fused_score=e.score,
-            rerank_score=rerank_score, score=rerank_score if rerank_score is not None else e.score, path=e.path,
-            superseded_by=superseded_by, supersedes=supersedes, reply_to=reply_to,
+        hit = RecallHit(
+            unit=cand.unit, text=f"{cand.header} {cand.unit.text}", tokens=0, channels=e.channels,
+            fused_score=e.score, rerank_score=rerank_score, score=rerank_score if rerank_score is not None else e.score,
+            path=e.path, superseded_by=superseded_by, supersedes=supersedes, reply_to=reply_to,
         )
+        return self._excerpted(hit, cand.header, terms, None if agent else "")
+
+    def _excerpted(
+        self, hit: RecallHit, header: str, terms: frozenset[str], above: str | None, question: MemoryUnit | None = None,
+    ) -> RecallHit:
+        """The hit with its packed text: its excerpt (against `above`, see excerpt.py), below `question` if given."""
+        cut = excerpt(hit.unit.text, terms, self.tokens, above)
+        body = cut.text if question is None else f"{question.text}\n{cut.text}"
+        trim = Trim(elided_tokens=cut.elided_tokens, kept_sentences=cut.kept_sentences) if cut.elided_tokens else None
+        return hit.model_copy(update={"context": f"{header} {body}", "trim": trim, "question": question,
+                                      "tokens": self.tokens.count_hit(header, body)})
+
+    def _answered(
+        self, hit: RecallHit, question: MemoryUnit, attach: bool, terms: frozenset[str], agent: bool,
+        req: RecallRequest,
+    ) -> RecallHit:
+        """A reply's hit cut against the person's turn it answers, with that turn above it under its one date
+        header when `attach`."""
+        header = hit_header(hit.unit, req.query_time)
+        return self._excerpted(hit, header, terms, None if agent else question.text, question if attach else None)
 
 
 def _settle_scores(hits: list[RecallHit]) -> None:

@@ -66,6 +66,8 @@ class RecallHit(BaseModel):
     superseded_by: str | None = None  # a newer unit that changes or ends what this one states (recall/updates.py)
     supersedes: str | None = None  # the older unit this one was placed above, because it updates it
     reply_to: str | None = None  # placed right after this unit, whose question it answers (recall/replies.py)
+    # The person's turn this reply answers, packed above it in `context` (recall/exchange.py).
+    question: MemoryUnit | None = None
 
     @model_validator(mode="after")
     def _whole_by_default(self) -> RecallHit:

@@ -165,6 +165,11 @@ class UnitFilter:
     def active(self) -> bool:
         return self.networks is not None or self.as_of is not None
 
+    def admits(self, unit: MemoryUnit) -> bool:
+        """Whether the unit passes the filter."""
+        return ((self.networks is None or unit.network in self.networks)
+                and (self.as_of is None or unit.mentioned_at <= self.as_of))
+
 
 @dataclass(slots=True)
 class GraphEdge:
@@ -252,6 +257,9 @@ class MemoryStore(ABC):
     def get_document(self, bank_id: str, document_id: str) -> DocumentRecord | None: ...
     @abstractmethod
     def document_units(self, bank_id: str, document_id: str) -> list[MemoryUnit]: ...
+    @abstractmethod
+    def units_before(self, bank_id: str, unit_id: str, limit: int) -> list[MemoryUnit]:
+        """Up to `limit` units of the unit's document retained just before it, nearest first."""
     @abstractmethod
     def get_units(self, bank_id: str, unit_ids: list[str]) -> list[MemoryUnit]: ...
     @abstractmethod

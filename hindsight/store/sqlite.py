@@ -337,6 +337,13 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
     def document_units(self, bank_id: str, document_id: str) -> list[MemoryUnit]:
         return self._units("bank_id=? AND document_id=? ORDER BY label", (bank_id, document_id))
 
+    def units_before(self, bank_id: str, unit_id: str, limit: int) -> list[MemoryUnit]:
+        return self._units(
+            "bank_id=?1 AND document_id=(SELECT document_id FROM units WHERE id=?2 AND bank_id=?1) "
+            "AND label<(SELECT label FROM units WHERE id=?2) ORDER BY label DESC LIMIT ?3",
+            (bank_id, unit_id, limit),
+        )
+
     def get_units(self, bank_id: str, unit_ids: list[str]) -> list[MemoryUnit]:
         found: dict[str, MemoryUnit] = {}
         for part in _chunks(unit_ids):

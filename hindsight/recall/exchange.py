@@ -1,0 +1,95 @@
+"""A reply is packed below the person's turn it answers.
+
+A long assistant reply is a unit of its own (retain/nlp_extractor.py), and it often ranks on the words it shares
+with a query. Packed alone, its excerpt is one sentence of the agent's elaboration; what the reader needs is what the
+person said or asked, which is the unit just before it in the same document. So a packed reply-only hit carries that
+turn above its excerpt (`RecallHit.question`), under one date header, and the turn is not packed a second time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from hindsight.models import MemoryUnit
+from hindsight.recall.excerpt import REPLY
+from hindsight.recall.types import RecallHit
+from hindsight.store.base import MemoryStore, UnitFilter
+
+# Units searched before a reply for its question: the reply's other chunks and the agent's actions come first.
+LOOK_BACK = 6
+
+
+def is_reply(text: str) -> bool:
+    """Whether a unit's text opens with an assistant's turn (it then holds nothing else: a window's reply follows
+    its person's turn)."""
+    found = REPLY.match(text)
+    return found is not None
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _quoted(lead: str) -> str:
+    """The words a lead ("user: ...end of the turn") quotes from the turn."""
+    _, _, quote = lead.partition(": ")
+    return _flat(quote.removeprefix("..."))
+
+
+def question_of(unit: MemoryUnit, before: Sequence[MemoryUnit], unit_filter: UnitFilter | None) -> MemoryUnit | None:
+    """The unit holding the person's turn that a reply-only `unit` (is_reply) answers, from the units retained before it
+    (nearest first): the nearest that holds other turns, when it is a person's turn without a reply, quotes what the
+    reply's lead says the turn before ended with, and passes the filter. None otherwise."""
+    turns = set(unit.source.turn_ids)
+    lead = unit.lead
+    for other in before:
+        if turns & set(other.source.turn_ids):
+            lead = lead or other.lead  # the first chunk of a split reply carries the lead
+            continue
+        if lead is None or REPLY.search(other.text) is not None or _quoted(lead) not in _flat(other.text):
+            return None
+        if unit_filter is not None and not unit_filter.admits(other):
+            return None
+        return other
+    return None
+
+
+def _says_nothing(hit: RecallHit) -> bool:
+    """Whether the hit's packed text is its header and an elision only: a reply with no sentence kept, alone."""
+    return (hit.question is None and hit.trim is not None and hit.trim.kept_sentences == 0
+            and is_reply(hit.unit.text))
+
+
+class Exchanges:
+    """The forms in which packing may take a hit, and which units the packed context already shows."""
+
+    def __init__(self, store: MemoryStore, bank_id: str, unit_filter: UnitFilter | None,
+                 answered: Callable[[RecallHit, MemoryUnit, bool], RecallHit]) -> None:
+        self.store = store
+        self.bank_id = bank_id
+        self.unit_filter = unit_filter
+        # A reply's hit cut against the turn it answers, with the turn above it when the flag is set.
+        self.answered = answered
+        self.shown: set[str] = set()
+
+    def options(self, hit: RecallHit) -> list[RecallHit]:
+        """The forms to try, best first: a reply below the turn it answers (unless that is shown already), then
+        alone; never a form that says nothing, and nothing for a unit the context already shows."""
+        if hit.unit.id in self.shown:
+            return []
+        question = None
+        if is_reply(hit.unit.text):
+            before = self.store.units_before(self.bank_id, hit.unit.id, LOOK_BACK)
+            question = question_of(hit.unit, before, self.unit_filter)
+        if question is None:
+            forms = [hit]
+        elif question.id in self.shown:
+            forms = [self.answered(hit, question, False)]
+        else:
+            forms = [self.answered(hit, question, True), self.answered(hit, question, False)]
+        return [f for f in forms if not _says_nothing(f)]
+
+    def packed(self, hit: RecallHit) -> None:
+        self.shown.add(hit.unit.id)
+        if hit.question is not None:
+            self.shown.add(hit.question.id)
