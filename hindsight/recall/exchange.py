@@ -22,8 +22,7 @@ LOOK_BACK = 6
 def is_reply(text: str) -> bool:
     """Whether a unit's text opens with an assistant's turn (it then holds nothing else: a window's reply follows
     its person's turn)."""
-    found = REPLY.match(text)
-    return found is not None
+    return REPLY.match(text) is not None
 
 
 def _flat(text: str) -> str:
@@ -64,11 +63,11 @@ class Exchanges:
     """The forms in which packing may take a hit, and which units the packed context already shows."""
 
     def __init__(self, store: MemoryStore, bank_id: str, unit_filter: UnitFilter | None,
-                 answered: Callable[[RecallHit, MemoryUnit, bool], RecallHit]) -> None:
+                 answered: Callable[[RecallHit, MemoryUnit], tuple[RecallHit, RecallHit]]) -> None:
         self.store = store
         self.bank_id = bank_id
         self.unit_filter = unit_filter
-        # A reply's hit cut against the turn it answers, with the turn above it when the flag is set.
+        # A reply's hit cut against the turn it answers: with the turn above it, and alone.
         self.answered = answered
         self.shown: set[str] = set()
 
@@ -81,12 +80,10 @@ class Exchanges:
         if is_reply(hit.unit.text):
             before = self.store.units_before(self.bank_id, hit.unit.id, LOOK_BACK)
             question = question_of(hit.unit, before, self.unit_filter)
-        if question is None:
-            forms = [hit]
-        elif question.id in self.shown:
-            forms = [self.answered(hit, question, False)]
-        else:
-            forms = [self.answered(hit, question, True), self.answered(hit, question, False)]
+        forms = [hit]
+        if question is not None:
+            attached, alone = self.answered(hit, question)
+            forms = [alone] if question.id in self.shown else [attached, alone]
         return [f for f in forms if not _says_nothing(f)]
 
     def packed(self, hit: RecallHit) -> None:

@@ -127,7 +127,7 @@ class RecallPipeline:
             ranked = self._hits(indexes.bank_id, cands, tail, req, terms, agent, rerank_scores, superseded, placed,
                                 reply_to)
             forms = Exchanges(self.store, indexes.bank_id, req.unit_filter,
-                              lambda hit, q, attach: self._answered(hit, q, attach, terms, agent, req))
+                              lambda hit, q: self._answered(hit, q, terms, agent, req))
             hits, used = pack(ranked, req.budget, req.top_k, self.config.pack.patience, forms)
             _settle_scores(hits)
         result.hits, result.tokens_used = hits, used
@@ -256,24 +256,24 @@ class RecallPipeline:
         )
         return self._excerpted(hit, cand.header, terms, None if agent else "")
 
-    def _excerpted(
-        self, hit: RecallHit, header: str, terms: frozenset[str], above: str | None, question: MemoryUnit | None = None,
-    ) -> RecallHit:
-        """The hit with its packed text: its excerpt (against `above`, see excerpt.py), below `question` if given."""
+    def _excerpted(self, hit: RecallHit, header: str, terms: frozenset[str], above: str | None) -> RecallHit:
+        """The hit with its packed text: its excerpt against `above` (see excerpt.py)."""
         cut = excerpt(hit.unit.text, terms, self.tokens, above)
-        body = cut.text if question is None else f"{question.text}\n{cut.text}"
         trim = Trim(elided_tokens=cut.elided_tokens, kept_sentences=cut.kept_sentences) if cut.elided_tokens else None
-        return hit.model_copy(update={"context": f"{header} {body}", "trim": trim, "question": question,
-                                      "tokens": self.tokens.count_hit(header, body)})
+        return hit.model_copy(update={"context": f"{header} {cut.text}", "trim": trim,
+                                      "tokens": self.tokens.count_hit(header, cut.text)})
 
     def _answered(
-        self, hit: RecallHit, question: MemoryUnit, attach: bool, terms: frozenset[str], agent: bool,
-        req: RecallRequest,
-    ) -> RecallHit:
-        """A reply's hit cut against the person's turn it answers, with that turn above it under its one date
-        header when `attach`."""
+        self, hit: RecallHit, question: MemoryUnit, terms: frozenset[str], agent: bool, req: RecallRequest,
+    ) -> tuple[RecallHit, RecallHit]:
+        """A reply's hit cut against the person's turn it answers: with that turn above it under its one date
+        header, and alone."""
         header = hit_header(hit.unit, req.query_time)
-        return self._excerpted(hit, header, terms, None if agent else question.text, question if attach else None)
+        alone = self._excerpted(hit, header, terms, None if agent else question.text)
+        body = f"{question.text}\n{alone.context.removeprefix(header + ' ')}"
+        attached = alone.model_copy(update={"question": question, "context": f"{header} {body}",
+                                            "tokens": self.tokens.count_hit(header, body)})
+        return attached, alone
 
 
 def _settle_scores(hits: list[RecallHit]) -> None:
