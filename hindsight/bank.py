@@ -15,7 +15,6 @@ from hindsight.asyncs import async_twin
 from hindsight.errors import BankNotFoundError, InvalidInputError, UnitNotFoundError
 from hindsight.forget import ForgetResult, forget
 from hindsight.graph_view import bank_graph
-from hindsight.index.manager import BankIndexes
 from hindsight.integrity import IntegrityReport, check_bank
 from hindsight.lifecycle import CallGate
 from hindsight.llm.usage import bank_scope
@@ -38,6 +37,7 @@ from hindsight.recall.types import RecallResult
 from hindsight.reflect.types import PendingProgress, PendingReport, ReflectResult
 from hindsight.retain.pipeline import RetainRequest
 from hindsight.services import BankServices
+from hindsight.store.search import BankSearch
 from hindsight.temporal.values import time_zone
 from hindsight.units import BankHandle
 
@@ -73,7 +73,7 @@ class Bank:
         self._services = services
         self.id = bank_id
         self._lock = threading.RLock()
-        self._indexes: BankIndexes | None = None
+        self._indexes: BankSearch | None = None
         self._deleted = False
         self._gate = CallGate(lambda: BankNotFoundError(f"bank {bank_id!r} was deleted"))
 
@@ -81,7 +81,7 @@ class Bank:
         return f"Bank({self.id!r})"
 
     @property
-    def indexes(self) -> BankIndexes:
+    def indexes(self) -> BankSearch:
         """The bank's derived indexes, opened (and healed) on first use."""
         with self._lock:
             if self._deleted:

@@ -18,7 +18,6 @@ from hindsight.config import HindsightConfig
 from hindsight.embed.bank_embedder import check_bank_embedder
 from hindsight.embed.base import CachedEmbedder, Embedder
 from hindsight.errors import BankNotFoundError, DirectoryLockedError, StoreClosedError, StoreError
-from hindsight.index.manager import BankIndexes
 from hindsight.jobs import JobQueue, RetainEvent, RetainHook
 from hindsight.lifecycle import CallGate
 from hindsight.llm.base import LLM
@@ -32,7 +31,8 @@ from hindsight.retain.pipeline import RetainPipeline
 from hindsight.scrub import finish_scrubs, remove_bank_dir
 from hindsight.store.base import MemoryStore, PendingItem
 from hindsight.store.disk import disk_error
-from hindsight.store.sqlite import SQLiteStore
+from hindsight.store.factory import open_store
+from hindsight.store.search import BankSearch
 from hindsight.units import BankHandle
 
 log = logging.getLogger(__name__)
@@ -92,9 +92,7 @@ class Hindsight:
         if self.background_reasoning:
             self.jobs.add_hook(self._reason_after_retain)
         try:
-            self.store = store or SQLiteStore(
-                self.path / "hindsight.db", config.store.sqlite.cache_mb, config.store.sqlite.mmap_mb
-            )
+            self.store = store or open_store(config.store, self.path)
         except BaseException:
             self._lock_file.close()  # a refused or damaged database must not keep the directory locked
             raise
@@ -102,7 +100,7 @@ class Hindsight:
         if released := self.store.release_pending():
             log.info("%s: %d queued background items claimed by an earlier run are queued again", self.path, released)
         self._closed = False
-        finish_scrubs(self.store, self.path / "banks", lambda bank_id: self.bank(bank_id).indexes)
+        finish_scrubs(self.store, lambda bank_id: self.bank(bank_id).indexes)
 
     def _background_consent(self, configured: bool) -> bool:
         """Background reasoning needs an LLM, work for it, and consent: `reflect.work.background: true`, or `auto`
@@ -200,11 +198,10 @@ class Hindsight:
         except (BankNotFoundError, StoreClosedError):
             return None  # deleted or closed since the retain
 
-    def open_indexes(self, bank_id: str) -> BankIndexes:
-        """A bank's derived indexes, checked against the embedder that built the bank."""
+    def open_indexes(self, bank_id: str) -> BankSearch:
+        """A bank's search, checked against the embedder that built the bank."""
         check_bank_embedder(bank_id, self.store.embedded_sample(bank_id), self.embedder.name)
-        directory = self.path / "banks" / bank_id
-        return BankIndexes(self.store, bank_id, directory, self.embedder.dim, self.config.store.hnsw)
+        return self.store.open_search(bank_id, self.embedder.dim)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -248,7 +245,7 @@ class Hindsight:
                 if self.store.get_profile(bank_id) is None:
                     raise BankNotFoundError(f"no bank {bank_id!r}")
                 self.store.delete_bank(bank_id)
-                remove_bank_dir(self.store, self.path / "banks", bank_id)
+                remove_bank_dir(self.store, bank_id)
 
     # -- background work ---------------------------------------------------------------------
     def add_retain_hook(self, hook: RetainHook) -> None:

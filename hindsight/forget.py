@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from hindsight import validate
 from hindsight.copied_text import ForgottenText
 from hindsight.errors import DocumentNotFoundError, EntityNotFoundError, InvalidInputError, UnitNotFoundError
-from hindsight.index.manager import BankIndexes
 from hindsight.models import Entity, MemoryUnit, Network
 from hindsight.names import normalize_name
 from hindsight.reflect.forgetting import DerivedCleanup, Embed, Queue, cleanup_derived
 from hindsight.scrub import scrub_bank
 from hindsight.store.base import MemoryStore, UnitUpdate, WriteBatch
+from hindsight.store.search import BankSearch
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def matching_entities(entities: list[Entity], name_or_id: str) -> list[Entity]:
 
 def forget(
     store: MemoryStore,
-    indexes: BankIndexes,
+    indexes: BankSearch,
     unit_id: str | None = None,
     entity: str | None = None,
     document: str | None = None,

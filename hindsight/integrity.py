@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hindsight.index.manager import BankIndexes
 from hindsight.store.base import IntegrityProblem, MemoryStore, ProblemKind
+from hindsight.store.search import BankSearch
 
 __all__ = ["IntegrityProblem", "IntegrityReport", "ProblemKind", "check_bank"]
 
@@ -55,7 +55,7 @@ def _index_problems(
     return out
 
 
-def check_bank(store: MemoryStore, indexes: BankIndexes, dim: int) -> IntegrityReport:
+def check_bank(store: MemoryStore, indexes: BankSearch, dim: int) -> IntegrityReport:
     """Check one bank. The caller holds the bank's write lock, so no retain of this process interleaves.
 
     The indexes first replay committed changes they have not applied yet: lag is normal, not corruption.
@@ -64,7 +64,7 @@ def check_bank(store: MemoryStore, indexes: BankIndexes, dim: int) -> IntegrityR
     indexes.sync()
     problems = store.integrity_problems(bank_id, dim)
     live = store.live_labels(bank_id)
-    vectors, lexical = indexes.vectors.labels(), indexes.lexical_labels()
+    vectors, lexical = indexes.vector_labels(), indexes.lexical_labels()
     problems += _index_problems("vector", ProblemKind.VECTOR_MISSING, ProblemKind.VECTOR_STALE, live, vectors)
     problems += _index_problems("lexical", ProblemKind.LEXICAL_MISSING, ProblemKind.LEXICAL_STALE, live, lexical)
     return IntegrityReport(bank_id, len(live), len(vectors), len(lexical), problems)

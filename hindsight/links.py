@@ -9,9 +9,9 @@ from typing import Protocol
 import numpy as np
 
 from hindsight.config import LinkConfig
-from hindsight.index.manager import BankIndexes
 from hindsight.models import CausalKind, Link, LinkType
 from hindsight.store.base import MemoryStore
+from hindsight.store.search import BankSearch
 
 
 @dataclass
@@ -48,7 +48,7 @@ class LinkBuilder:
         self.store = store
         self.config = config
 
-    def build(self, bank_id: str, units: list[LinkInput], indexes: BankIndexes) -> list[Link]:
+    def build(self, bank_id: str, units: list[LinkInput], indexes: BankSearch) -> list[Link]:
         links: dict[tuple[str, str, LinkType], Link] = {}
 
         def add(src: str, dst: str, type_: LinkType, weight: float, subtype: str | None = None) -> None:
@@ -98,7 +98,7 @@ class LinkBuilder:
                 if weight >= self.config.temporal_min_weight:
                     add(u.unit_id, other, LinkType.TEMPORAL, weight)
 
-    def _semantic(self, bank_id: str, units: list[LinkInput], indexes: BankIndexes, add: _Add) -> None:
+    def _semantic(self, bank_id: str, units: list[LinkInput], indexes: BankSearch, add: _Add) -> None:
         k, theta = self.config.semantic_neighbours, self.config.semantic_threshold
         if k == 0 or not units:
             return

@@ -7,11 +7,11 @@ from typing import Protocol
 
 from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder
-from hindsight.index.manager import BankIndexes
 from hindsight.recall.pipeline import RecallPipeline
 from hindsight.reflect.reasoner import Reasoner
 from hindsight.retain.pipeline import RetainPipeline
 from hindsight.store.base import MemoryStore, PendingItem
+from hindsight.store.search import BankSearch
 
 
 class BankServices(Protocol):
@@ -37,7 +37,7 @@ class BankServices(Protocol):
     def call(self) -> AbstractContextManager[None]:
         """A public call in flight: closing the engine waits for it, and refuses calls after it."""
 
-    def open_indexes(self, bank_id: str) -> BankIndexes:
+    def open_indexes(self, bank_id: str) -> BankSearch:
         """The bank's derived indexes, opened and caught up with the store."""
 
     def pending_items(self, fact_ids: list[str], entity_ids: list[str]) -> list[PendingItem]:

@@ -7,8 +7,8 @@ import hashlib
 import threading
 from dataclasses import dataclass
 
-from hindsight.index.manager import BankIndexes
 from hindsight.models import ExtractedFact
+from hindsight.store.search import BankSearch
 
 # Document ids of derived memory (opinions, observations) start with this; retain refuses them, so that a user
 # document can never replace or be mistaken for the engine's own units.
@@ -20,7 +20,7 @@ class BankHandle:
     """The per-bank state the pipeline writes through."""
 
     bank_id: str
-    indexes: BankIndexes
+    indexes: BankSearch
     lock: threading.RLock
 
 

@@ -110,6 +110,11 @@ def test_bad_yaml_raises_config_error(tmp_path: Path, text: str) -> None:
         HindsightConfig.from_yaml(p)
 
 
+def test_an_unknown_store_backend_names_the_backends() -> None:
+    with pytest.raises(ConfigError, match=r"(?s)store\.backend.*'sqlite'"):
+        HindsightConfig.from_dict({"store": {"backend": "mongodb"}})
+
+
 def test_updated_merges_at_every_depth() -> None:
     c = HindsightConfig().updated({"recall": {"graph": {"mu": {"entity": 1.5}}, "fusion": {"k": 30}}})
     assert (c.recall.graph.mu.entity, c.recall.graph.mu.causal, c.recall.fusion.k) == (1.5, 2.0, 30)

@@ -55,14 +55,23 @@ def _layer(module: str) -> str:
     [
         ("store", {"retain", "recall", "reflect", "llm"}),
         ("recall", {"retain", "reflect"}),
-        ("index", {"retain", "recall", "reflect", "llm"}),
         ("temporal", {"retain", "recall", "reflect", "store", "llm"}),
-        ("config", {"retain", "recall", "reflect", "store", "llm", "index", "embed"}),
+        ("config", {"retain", "recall", "reflect", "store", "llm", "embed"}),
     ],
 )
 def test_dependencies_point_one_way(layer: str, forbidden: set[str]) -> None:
     broken = sorted(f"{m} imports {d}" for m, deps in GRAPH.items() if _layer(m) == layer
                     for d in deps if _layer(d) in forbidden)
+    assert not broken, broken
+
+
+# What the pipeline stages may know of the store: its interfaces, never a backend.
+STORE_INTERFACES = {"hindsight.store.base", "hindsight.store.search"}
+
+
+def test_pipeline_stages_know_no_store_backend() -> None:
+    broken = sorted(f"{m} imports {d}" for m, deps in GRAPH.items() if _layer(m) in {"recall", "retain", "reflect"}
+                    for d in deps if _layer(d) == "store" and d not in STORE_INTERFACES)
     assert not broken, broken
 
 
@@ -91,6 +100,7 @@ def test_there_are_no_import_cycles() -> None:
 def test_the_rules_see_real_imports() -> None:
     # A reader that found nothing would pass every rule: check it against imports known to exist.
     assert "hindsight.store.base" in GRAPH["hindsight.store.sqlite"]
+    assert "hindsight.store.search" in GRAPH["hindsight.recall.semantic"]
     assert "hindsight.recall.fusion" in GRAPH["hindsight.recall.pipeline"]
     assert "hindsight.nicknames" in GRAPH["hindsight.names"]  # `from hindsight.nicknames import ...`
     assert "hindsight.retain.nlp_extractor" in GRAPH["hindsight.retain.factory"]  # imported inside a function

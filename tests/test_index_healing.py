@@ -13,9 +13,9 @@ import pytest
 
 from hindsight import Hindsight
 from hindsight.embed.base import Embedder
-from hindsight.index.fts import Fts5Index
 from hindsight.sample import load_sample
 from hindsight.store.base import IndexedUnit
+from hindsight.store.fts import Fts5Index
 from tests.bank_state import copy_memdir
 
 QT = datetime(2024, 7, 10, 12, tzinfo=timezone.utc)

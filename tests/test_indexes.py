@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from hindsight.config import HnswConfig
-from hindsight.index.fts import Fts5Index, query_terms
-from hindsight.index.hnsw import HnswIndex
 from hindsight.store.base import IndexedUnit
+from hindsight.store.fts import Fts5Index, query_terms
+from hindsight.store.hnsw import HnswIndex
 
 DIM = 16
 

@@ -24,7 +24,6 @@ MOVED: dict[str, str] = {
     "extractor.causal_cues": f"{_KEPT}: cue words ('so', 'that's why') link a turn to the one before it",
     "extractor.causal_cue_strength": f"{_KEPT}: cue-word causal links weigh 0.5",
     # store
-    "store.backend": "removed; the store is SQLite",
     "store.sqlite_cache_mb": "store.sqlite.cache_mb",
     "store.sqlite_mmap_mb": "store.sqlite.mmap_mb",
     "store.hnsw_m": "store.hnsw.m",

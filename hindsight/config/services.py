@@ -82,8 +82,10 @@ class HnswConfig(Section):
 
 
 class StoreConfig(Section):
-    """The store of banks, units and the graph, and its derived indexes."""
+    """The store of banks, units and the graph, and its search (hindsight/store/factory.py)."""
 
+    # sqlite: one file in the memory directory, with derived index files beside it.
+    backend: Literal["sqlite"] = "sqlite"
     sqlite: SqliteConfig = Field(default_factory=SqliteConfig)
     hnsw: HnswConfig = Field(default_factory=HnswConfig)
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from hindsight.index.manager import BankIndexes
 from hindsight.recall.ranked import OVERSAMPLE, RankedItem, resolve_hits
 from hindsight.store.base import MemoryStore, UnitFilter
+from hindsight.store.search import BankSearch
 
 # FTS5 floors the IDF of a term found in most units at 1e-6, so a unit that matches only such terms scores
 # about that much: it shares nothing distinctive with the query and is left out.
@@ -17,7 +17,7 @@ LEAD_WEIGHT = 0.5
 
 
 def lexical_search(
-    store: MemoryStore, indexes: BankIndexes, query: str, pool: int, unit_filter: UnitFilter
+    store: MemoryStore, indexes: BankSearch, query: str, pool: int, unit_filter: UnitFilter
 ) -> list[RankedItem]:
     """Up to `pool` units by BM25 score, best first, all passing the filter."""
 

@@ -14,7 +14,6 @@ import numpy as np
 
 from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder
-from hindsight.index.manager import BankIndexes
 from hindsight.models import MemoryUnit, Network, TimeArg
 from hindsight.recall.excerpt import asks_agent, excerpt, query_terms
 from hindsight.recall.exchange import Exchanges
@@ -32,6 +31,7 @@ from hindsight.recall.temporal import query_time_range, temporal_search
 from hindsight.recall.types import Channel, RecallHit, RecallResult, TimeRange, Trim
 from hindsight.recall.updates import apply_updates
 from hindsight.store.base import MemoryStore
+from hindsight.store.search import BankSearch
 from hindsight.temporal.values import time_zone
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ class RecallPipeline:
             return self._reranker
 
     def recall(
-        self, indexes: BankIndexes, query: str, *, budget: int = DEFAULT_BUDGET,
+        self, indexes: BankSearch, query: str, *, budget: int = DEFAULT_BUDGET,
         networks: Iterable[Network | str] | None = None, query_time: TimeArg | None = None,
         as_of: TimeArg | None = None, top_k: int | None = None,
     ) -> RecallResult:
@@ -138,7 +138,7 @@ class RecallPipeline:
         return result
 
     def _channels(
-        self, indexes: BankIndexes, req: RecallRequest, reranker: Reranker, timer: _Timer
+        self, indexes: BankSearch, req: RecallRequest, reranker: Reranker, timer: _Timer
     ) -> tuple[list[Fused], np.ndarray | None, TimeRange | None]:
         """Run the enabled channels and fuse them; also the query embedding and time range, when there are.
         The graph channel needs semantic seeds even when the semantic channel itself is off."""
@@ -161,7 +161,7 @@ class RecallPipeline:
                 lists.append((Channel.SEMANTIC, semantic))
         if c.uses("graph"):
             with timer("graph"):
-                neighbours = store_neighbours(self.store, bank_id, f, len(indexes.vectors), self.entity_counts)
+                neighbours = store_neighbours(self.store, bank_id, f, indexes.vector_count(), self.entity_counts)
                 graph = spread(semantic[: c.graph.seeds], neighbours, c.graph)
                 if c.uses("semantic"):
                     # The graph votes only for units the semantic channel did not list. Activation flows from the
@@ -183,7 +183,7 @@ class RecallPipeline:
             fused = rrf(lists, c.fusion.k)
         return fused, vector, time_range
 
-    def _lexical(self, indexes: BankIndexes, req: RecallRequest, timer: _Timer) -> list[RankedItem]:
+    def _lexical(self, indexes: BankSearch, req: RecallRequest, timer: _Timer) -> list[RankedItem]:
         with timer("lexical"):
             return lexical_search(self.store, indexes, req.text, self.config.fusion.pool, req.unit_filter)
 

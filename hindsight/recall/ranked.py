@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hindsight.index.base import IndexHit
 from hindsight.models import MemoryUnit
 from hindsight.recall.types import ChannelHit, PathStep
 from hindsight.store.base import MemoryStore, UnitFilter
+from hindsight.store.search import IndexHit
 
 # Index hits fetched per wanted hit when a filter (networks, as_of) applies.
 OVERSAMPLE = 4

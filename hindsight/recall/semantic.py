@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from hindsight.index.manager import BankIndexes
 from hindsight.recall.ranked import OVERSAMPLE, RankedItem, resolve_hits
 from hindsight.store.base import MemoryStore, UnitFilter
+from hindsight.store.search import BankSearch
 
 
 def semantic_search(
     store: MemoryStore,
-    indexes: BankIndexes,
+    indexes: BankSearch,
     vector: np.ndarray,
     pool: int,
     unit_filter: UnitFilter,
@@ -25,6 +25,6 @@ def semantic_search(
         # The filter rejected most near neighbours: search again among the allowed labels only.
         allowed = store.filtered_labels(bank_id, unit_filter)
         if allowed:
-            hits = indexes.search_vectors(vector, min(pool, len(allowed)), allowed.__contains__)
+            hits = indexes.search_vectors(vector, min(pool, len(allowed)), allowed)
             items = resolve_hits(store, bank_id, hits, unit_filter)
     return items[:pool]

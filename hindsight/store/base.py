@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from hindsight.models import (
     Network,
     OpinionEvent,
 )
+from hindsight.store.search import BankSearch
 
 
 @dataclass
@@ -232,10 +234,10 @@ class IntegrityProblem:
     ids: list[str] = field(default_factory=list)
 
 
-class MemoryStore(ABC):
-    """Persistent storage of all banks. Implementations must apply a WriteBatch atomically."""
+class BankStore(ABC):
+    """Banks, their documents and units, and the writes that change them. Implementations apply a WriteBatch
+    atomically, in one transaction."""
 
-    # banks
     @abstractmethod
     def create_bank(self, bank_id: str, profile: BankProfile) -> None: ...
     @abstractmethod
@@ -247,12 +249,16 @@ class MemoryStore(ABC):
     @abstractmethod
     def delete_bank(self, bank_id: str) -> None: ...
 
-    # writes
     @abstractmethod
     def apply(self, bank_id: str, batch: WriteBatch) -> int:
-        """Apply a batch atomically; returns the bank's change-log sequence after it."""
+        """Apply a batch atomically; returns the bank's write sequence after it (see last_change)."""
+    @abstractmethod
+    def last_change(self, bank_id: str) -> int:
+        """The bank's write sequence: it grows with every committed write, so equal values mean equal contents."""
+    @abstractmethod
+    def open_search(self, bank_id: str, dim: int) -> BankSearch:
+        """The bank's vector and lexical search over embeddings of `dim` floats."""
 
-    # documents and units
     @abstractmethod
     def get_document(self, bank_id: str, document_id: str) -> DocumentRecord | None: ...
     @abstractmethod
@@ -269,8 +275,25 @@ class MemoryStore(ABC):
     @abstractmethod
     def lookup_embeddings(self, hashes: list[str]) -> dict[str, np.ndarray]:
         """Stored embeddings by content hash, across banks (the persistent embedding cache)."""
+    @abstractmethod
+    def indexed_units(self, bank_id: str, labels: list[int] | None = None,
+                      with_segments: bool = False) -> list[IndexedUnit]:
+        """Units by label (all of the bank's when labels is None); segment embeddings only when asked for."""
+    @abstractmethod
+    def embedded_sample(self, bank_id: str) -> EmbeddedText | None:
+        """The embedded text and hash of one of the bank's units (None when it has none)."""
+    @abstractmethod
+    def labels_to_ids(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> dict[int, str]:
+        """Ids of the labels' units that exist (and pass the filter)."""
+    @abstractmethod
+    def stats(self, bank_id: str) -> BankStats: ...
+    @abstractmethod
+    def close(self) -> None: ...
 
-    # graph
+
+class GraphStore(ABC):
+    """The temporal entity graph: entities, links, claims, and the reads recall and reasoning make of them."""
+
     @abstractmethod
     def entity_candidates(self, bank_id: str, keys: set[str], cooccurrence_units: int) -> list[EntityCandidate]: ...
     @abstractmethod
@@ -287,8 +310,6 @@ class MemoryStore(ABC):
     @abstractmethod
     def unit_entity_pairs(self, bank_id: str) -> list[UnitEntity]:
         """The unit-entity rows of a bank, for graph views."""
-
-    # recall
     @abstractmethod
     def neighbour_links(
         self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None
@@ -324,23 +345,6 @@ class MemoryStore(ABC):
     def filtered_labels(self, bank_id: str, unit_filter: UnitFilter) -> set[int]:
         """The labels of all the bank's units that pass the filter."""
 
-    # derived-index support
-    @abstractmethod
-    def last_change(self, bank_id: str) -> int: ...
-    @abstractmethod
-    def changes_since(self, bank_id: str, seq: int) -> list[Change]: ...
-    @abstractmethod
-    def indexed_units(self, bank_id: str, labels: list[int] | None = None,
-                      with_segments: bool = False) -> list[IndexedUnit]:
-        """Units by label (all of the bank's when labels is None); segment embeddings only when asked for."""
-    @abstractmethod
-    def embedded_sample(self, bank_id: str) -> EmbeddedText | None:
-        """The embedded text and hash of one of the bank's units (None when it has none)."""
-    @abstractmethod
-    def labels_to_ids(self, bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> dict[int, str]:
-        """Ids of the labels' units that exist (and pass the filter)."""
-
-    # reasoning: opinions, observations and the queue of background work
     @abstractmethod
     def opinion_history(self, bank_id: str, unit_id: str) -> list[OpinionEvent]:
         """The opinion's events, oldest first."""
@@ -354,6 +358,11 @@ class MemoryStore(ABC):
     @abstractmethod
     def unit_entities(self, bank_id: str, unit_ids: list[str]) -> dict[str, list[EntityRef]]:
         """The canonical entities each unit mentions, by unit id (units without entities are left out)."""
+
+
+class WorkQueue(ABC):
+    """The queue of background work (reinforcement, observations), shared by every worker of the store."""
+
     @abstractmethod
     def add_pending(self, bank_id: str, items: list[PendingItem]) -> None:
         """Queue work; an item already queued keeps its place (debounce), and one a worker has claimed is marked
@@ -370,7 +379,10 @@ class MemoryStore(ABC):
     @abstractmethod
     def pending_count(self, bank_id: str) -> int: ...
 
-    # LLM usage
+
+class UsageLog(ABC):
+    """Each bank's LLM token counters over its whole life."""
+
     @abstractmethod
     def add_llm_usage(self, bank_id: str, usage: LLMUsage) -> None:
         """Add to the bank's persisted token counters (nothing when the bank does not exist)."""
@@ -378,7 +390,13 @@ class MemoryStore(ABC):
     def llm_usage(self, bank_id: str) -> LLMUsage:
         """The bank's token counters over its whole life."""
 
-    # integrity
+
+class Integrity(ABC):
+    """Consistency checks, and the scrub that makes a forget total."""
+
+    # Where the store keeps each bank's derived search files (SQLite), None when search lives in the database.
+    bank_files: Path | None = None
+
     @abstractmethod
     def live_labels(self, bank_id: str) -> set[int]:
         """The labels of every unit the bank holds."""
@@ -397,7 +415,6 @@ class MemoryStore(ABC):
     def scrub_done(self, bank_id: str) -> None:
         """The files of the bank hold nothing its forgets and delete removed."""
 
-    @abstractmethod
-    def stats(self, bank_id: str) -> BankStats: ...
-    @abstractmethod
-    def close(self) -> None: ...
+
+class MemoryStore(BankStore, GraphStore, WorkQueue, UsageLog, Integrity):
+    """Persistent storage of all banks: every role a backend implements (see store/factory.py)."""

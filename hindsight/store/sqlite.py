@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from hindsight.config import HnswConfig
 from hindsight.errors import BankNotFoundError, StoreClosedError
 from hindsight.lifecycle import CallGate
 from hindsight.models import (
@@ -31,11 +32,13 @@ from hindsight.store.base import (
     MemoryStore,
     WriteBatch,
 )
+from hindsight.store.search import BankSearch
 from hindsight.store.sqlite_graph import GraphQueries
 from hindsight.store.sqlite_index import IndexQueries
 from hindsight.store.sqlite_integrity import IntegrityQueries
 from hindsight.store.sqlite_reasoning import ReasoningQueries
 from hindsight.store.sqlite_schema import REASONING_SCHEMA, SCHEMA, SCHEMA_VERSION, add_columns, refuse_other_schema
+from hindsight.store.sqlite_search import SqliteSearch
 from hindsight.store.sqlite_util import chunks as _chunks
 from hindsight.store.sqlite_util import dt as _dt
 from hindsight.store.sqlite_util import marks as _marks
@@ -55,8 +58,12 @@ _UNIT_COLUMNS = (
 class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries, MemoryStore):
     """All banks in one SQLite file, WAL mode, synchronous=FULL so a returned write survives power loss."""
 
-    def __init__(self, path: str | Path, cache_mb: int = 64, mmap_mb: int = 256) -> None:
+    def __init__(self, path: str | Path, cache_mb: int = 64, mmap_mb: int = 256, bank_files: Path | None = None,
+                 hnsw: HnswConfig | None = None) -> None:
         self.path = Path(path)
+        self._files = bank_files if bank_files is not None else self.path.parent / "banks"
+        self.bank_files = self._files
+        self._hnsw = hnsw or HnswConfig()
         self._cache_mb = cache_mb
         self._mmap_mb = mmap_mb
         self._write_lock = threading.RLock()
@@ -320,6 +327,9 @@ class SQLiteStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries
                 c.execute("DELETE FROM documents WHERE bank_id=? AND id=?", (bank_id, doc))
 
     # -- documents and units -----------------------------------------------------------------
+    def open_search(self, bank_id: str, dim: int) -> BankSearch:
+        return SqliteSearch(self, bank_id, self._files / bank_id, dim, self._hnsw)
+
     def get_document(self, bank_id: str, document_id: str) -> DocumentRecord | None:
         rows = self._query(
             "SELECT id, content_hash, context, updated_at FROM documents WHERE bank_id=? AND id=?",

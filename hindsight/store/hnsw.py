@@ -21,9 +21,10 @@ import numpy as np
 
 from hindsight.config import HnswConfig
 from hindsight.errors import StoreClosedError
-from hindsight.index.base import IndexHit, VectorIndex
 from hindsight.store.base import IndexedUnit
+from hindsight.store.derived import VectorIndex
 from hindsight.store.disk import disk_error
+from hindsight.store.search import IndexHit
 
 log = logging.getLogger(__name__)
 

@@ -1,32 +1,43 @@
-"""Keeps a bank's derived indexes in step with the store by replaying its change log."""
+"""The SQLite store's search: a bank's derived index files, kept in step with the database by replaying its change
+log."""
 
 from __future__ import annotations
 
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import numpy as np
 
 from hindsight.config import HnswConfig
 from hindsight.errors import IndexDamagedError, StoreError
-from hindsight.index.base import DerivedIndex, IndexHit
-from hindsight.index.fts import Fts5Index
-from hindsight.index.hnsw import HnswIndex
-from hindsight.store.base import Change, MemoryStore
+from hindsight.store.base import Change, IndexedUnit
+from hindsight.store.derived import DerivedIndex
+from hindsight.store.fts import Fts5Index
+from hindsight.store.hnsw import HnswIndex
+from hindsight.store.search import BankSearch, IndexHit
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 
-class BankIndexes:
-    """The vector and lexical index of one bank, brought up to date on open and after every write."""
+class ChangeLog(Protocol):
+    """What the derived indexes read from the SQLite store."""
 
-    def __init__(self, store: MemoryStore, bank_id: str, directory: Path, dim: int, config: HnswConfig) -> None:
+    def last_change(self, bank_id: str) -> int: ...
+    def changes_since(self, bank_id: str, seq: int) -> list[Change]: ...
+    def indexed_units(self, bank_id: str, labels: list[int] | None = None,
+                      with_segments: bool = False) -> list[IndexedUnit]: ...
+
+
+class SqliteSearch(BankSearch):
+    """The vector and lexical index files of one bank, brought up to date on open and after every write."""
+
+    def __init__(self, store: ChangeLog, bank_id: str, directory: Path, dim: int, config: HnswConfig) -> None:
         self.store = store
         self.bank_id = bank_id
         self.dir = directory
@@ -137,17 +148,19 @@ class BankIndexes:
                                 "the old snapshot file still holds the removed vectors") from exc
             self._saved_watermark = self.vectors.watermark
 
-    def search_vectors(
-        self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None
-    ) -> list[IndexHit]:
-        return self.vectors.search(vector, k, allowed)
+    def search_vectors(self, vector: np.ndarray, k: int, allowed: Set[int] | None = None) -> list[IndexHit]:
+        return self.vectors.search(vector, k, None if allowed is None else allowed.__contains__)
 
     def search_lexical(self, query: str, k: int, lead_weight: float = 1.0) -> list[IndexHit]:
-        """BM25 hits, best first (see LexicalIndex.search)."""
         return self._lexical(lambda: self.lexical.search(query, k, lead_weight))
 
+    def vector_count(self) -> int:
+        return len(self.vectors)
+
+    def vector_labels(self) -> set[int]:
+        return self.vectors.labels()
+
     def lexical_labels(self) -> set[int]:
-        """Every label the lexical index holds (for integrity checks)."""
         return self._lexical(self.lexical.labels)
 
     def close(self) -> None:

@@ -9,9 +9,10 @@ import threading
 from pathlib import Path
 
 from hindsight.errors import StoreClosedError, StoreError
-from hindsight.index.base import IndexHit, LexicalIndex
 from hindsight.store.base import IndexedUnit
+from hindsight.store.derived import LexicalIndex
 from hindsight.store.disk import disk_error, sqlite_disk_error
+from hindsight.store.search import IndexHit
 
 log = logging.getLogger(__name__)
 

@@ -1,20 +1,14 @@
-"""Interfaces of the derived indexes. Both are rebuilt from the store when missing or corrupt."""
+"""The SQLite store's derived index files (HNSW vectors, FTS5 text): rebuilt from the store when missing or corrupt."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from hindsight.store.base import IndexedUnit
-
-
-@dataclass
-class IndexHit:
-    label: int
-    score: float
+from hindsight.store.search import IndexHit
 
 
 class DerivedIndex(ABC):
