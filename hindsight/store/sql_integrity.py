@@ -1,19 +1,17 @@
-"""Integrity reads of the SQLite store: every cross-table reference of a bank, checked in one snapshot."""
+"""Integrity reads of the store: every cross-table reference of a bank, checked in one snapshot."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from abc import abstractmethod
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
-from pathlib import Path
+from contextlib import AbstractContextManager
+from typing import Any
 
 import numpy as np
 
 from hindsight.store.base import IntegrityProblem, ProblemKind
-from hindsight.store.sqlite_util import store_error
+from hindsight.store.sql_util import Tx
 
 _MAX_IDS = 1000  # ids listed per problem; the detail gives the full count
 
@@ -65,26 +63,13 @@ def _problem(kind: ProblemKind, what: str, ids: list[str]) -> IntegrityProblem:
 
 
 class IntegrityQueries:
-    """Mixed into SQLiteStore, which supplies `path` and `_reading` (this thread's connection, held open while in
-    use)."""
-
-    path: Path
+    """Mixed into SqlStore, whose backend supplies `_snapshot` and how an embedding is read (`_array`)."""
 
     @abstractmethod
-    def _reading(self) -> AbstractContextManager[sqlite3.Connection]: ...
-
-    @contextmanager
-    def _snapshot(self) -> Iterator[sqlite3.Connection]:
-        """One read transaction, so that every query sees the same committed state."""
-        with self._reading() as conn:
-            try:
-                conn.execute("BEGIN")
-                try:
-                    yield conn
-                finally:
-                    conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                raise store_error(self.path, exc, "integrity read") from exc
+    def _snapshot(self) -> AbstractContextManager[Tx]:
+        """A read transaction: every statement sees the same committed state."""
+    @abstractmethod
+    def _array(self, value: Any) -> np.ndarray: ...
 
     def live_labels(self, bank_id: str) -> set[int]:
         with self._snapshot() as conn:
@@ -99,9 +84,9 @@ class IntegrityQueries:
                     problems.append(_problem(kind, what, ids))
             bad = [
                 uid
-                for uid, blob, segments in conn.execute(
+                for uid, value, segments in conn.execute(
                     "SELECT id, embedding, segment_embeddings FROM units WHERE bank_id=?", (bank_id,))
-                if _finite_rows(blob, dim) != 1 or (segments is not None and _finite_rows(segments, dim) < 1)
+                if self._bad_vector(value, dim) or (segments is not None and _finite_rows(segments, dim) < 1)
             ]
             if bad:
                 problems.append(_problem(
@@ -129,6 +114,14 @@ class IntegrityQueries:
                     )
                 )
         return problems
+
+    def _bad_vector(self, value: Any, dim: int) -> bool:
+        """Whether a stored embedding is not `dim` finite floats."""
+        try:
+            vector = self._array(value)
+        except ValueError:  # not whole floats
+            return True
+        return vector.shape != (dim,) or not bool(np.isfinite(vector).all())
 
 
 def _finite_rows(blob: bytes, dim: int) -> int:

@@ -1,10 +1,9 @@
-"""Reasoning tables of the SQLite store: opinion history, in-place unit updates, the queue of background work and
-the LLM usage counters."""
+"""Reasoning tables of the store: opinion history, in-place unit updates, the queue of background work and the LLM
+usage counters."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from abc import abstractmethod
 from collections.abc import Sequence
@@ -16,21 +15,26 @@ import numpy as np
 
 from hindsight.models import LLMUsage, Network, OpinionEvent, Verdict
 from hindsight.store.base import EntityRef, PendingItem, UnitUpdate
-from hindsight.store.sqlite_util import chunks as _chunks
-from hindsight.store.sqlite_util import marks as _marks
+from hindsight.store.sql_util import Tx
+from hindsight.store.sql_util import chunks as _chunks
+from hindsight.store.sql_util import marks as _marks
 
 
 class ReasoningQueries:
-    """Mixed into SQLiteStore, which supplies `_query` and `_tx`."""
+    """Mixed into SqlStore, whose backend supplies `_query`, `_tx` and how an embedding is written (`_vector`)."""
 
     @abstractmethod
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
     @abstractmethod
-    def _tx(self) -> AbstractContextManager[sqlite3.Connection]: ...
+    def _tx(self) -> AbstractContextManager[Tx]: ...
+    @abstractmethod
+    def _vector(self, vector: np.ndarray) -> Any: ...
 
     # -- inside apply()'s transaction ---------------------------------------------------------
-    @staticmethod
-    def _update_units(c: sqlite3.Connection, bank_id: str, updates: list[UnitUpdate]) -> None:
+    def _update_units(self, c: Tx, bank_id: str, updates: list[UnitUpdate]) -> list[tuple[str, int]]:
+        """Apply in-place updates; returns the changes search must follow ("add": a new vector and text; "text":
+        only the indexed text)."""
+        changes: list[tuple[str, int]] = []
         for u in updates:
             row = c.execute("SELECT label FROM units WHERE +bank_id=? AND id=?", (bank_id, u.unit_id)).fetchone()
             if row is None:
@@ -43,7 +47,7 @@ class ReasoningQueries:
                 c.execute(
                     "UPDATE units SET text=?, embed_text=?, embed_hash=?, embedding=? WHERE label=?",
                     (u.text, u.embed_text or u.text, u.embed_hash or "",
-                     np.asarray(u.embedding, dtype=np.float32).tobytes(), row[0]),
+                     self._vector(np.asarray(u.embedding, dtype=np.float32)), row[0]),
                 )
             if u.drop_lead:
                 c.execute("UPDATE units SET lead=NULL WHERE label=?", (row[0],))
@@ -51,13 +55,14 @@ class ReasoningQueries:
                 c.execute("UPDATE units SET context=NULL WHERE label=?", (row[0],))
                 c.execute("UPDATE documents SET context=NULL WHERE bank_id=? AND id=(SELECT document_id FROM units "
                           "WHERE label=?)", (bank_id, row[0]))
-            # Re-adding a label replaces its vector and indexed text in the derived indexes; "text" only the text.
+            # Re-adding a label replaces its vector and indexed text in search; "text" only the text.
             op = "add" if u.text is not None and u.embedding is not None else "text" if u.drop_lead else None
             if op:
-                c.execute("INSERT INTO changes(bank_id, op, label) VALUES(?, ?, ?)", (bank_id, op, row[0]))
+                changes.append((op, row[0]))
+        return changes
 
     @staticmethod
-    def _insert_opinion_events(c: sqlite3.Connection, bank_id: str, events: list[OpinionEvent]) -> None:
+    def _insert_opinion_events(c: Tx, bank_id: str, events: list[OpinionEvent]) -> None:
         c.executemany(
             "INSERT INTO opinion_history(bank_id, unit_id, verdict, confidence, text, evidence, reason, at) "
             "VALUES(?,?,?,?,?,?,?,?)",
@@ -66,7 +71,7 @@ class ReasoningQueries:
         )
 
     @staticmethod
-    def _forget_history(c: sqlite3.Connection, bank_id: str, unit_ids: list[str]) -> None:
+    def _forget_history(c: Tx, bank_id: str, unit_ids: list[str]) -> None:
         for part in _chunks(unit_ids):
             c.execute(f"DELETE FROM opinion_history WHERE bank_id=? AND unit_id IN ({_marks(len(part))})",
                       (bank_id, *part))
@@ -120,18 +125,18 @@ class ReasoningQueries:
         return out
 
     @staticmethod
-    def _queue_pending(c: sqlite3.Connection, bank_id: str, items: Sequence[PendingItem]) -> None:
+    def _queue_pending(c: Tx, bank_id: str, items: Sequence[PendingItem]) -> None:
         # An item already queued keeps its place; one a worker holds is marked to run again after it.
         now = time.time()
         c.executemany(
             "INSERT INTO pending_work(bank_id, kind, key, queued_at, touched_at) VALUES(?,?,?,?,?) "
             "ON CONFLICT(bank_id, kind, key) DO UPDATE SET touched_at=excluded.touched_at, "
-            "requeued=(claim IS NOT NULL)",
+            "requeued=CASE WHEN pending_work.claim IS NULL THEN 0 ELSE 1 END",
             [(bank_id, i.kind, i.key, now, now) for i in items],
         )
 
     @staticmethod
-    def _forget_pending(c: sqlite3.Connection, bank_id: str, keys: Sequence[str]) -> None:
+    def _forget_pending(c: Tx, bank_id: str, keys: Sequence[str]) -> None:
         """Drop queued work about deleted units or entities (their ids are the keys)."""
         for part in _chunks(keys):
             c.execute(f"DELETE FROM pending_work WHERE bank_id=? AND key IN ({_marks(len(part))})", (bank_id, *part))
@@ -175,8 +180,9 @@ class ReasoningQueries:
             c.execute(
                 "INSERT INTO llm_usage(bank_id, prompt_tokens, completion_tokens, calls) "
                 "SELECT ?, ?, ?, ? WHERE EXISTS(SELECT 1 FROM banks WHERE id=?) "
-                "ON CONFLICT(bank_id) DO UPDATE SET prompt_tokens=prompt_tokens+excluded.prompt_tokens, "
-                "completion_tokens=completion_tokens+excluded.completion_tokens, calls=calls+excluded.calls",
+                "ON CONFLICT(bank_id) DO UPDATE SET prompt_tokens=llm_usage.prompt_tokens+excluded.prompt_tokens, "
+                "completion_tokens=llm_usage.completion_tokens+excluded.completion_tokens, "
+                "calls=llm_usage.calls+excluded.calls",
                 (bank_id, usage.prompt_tokens, usage.completion_tokens, usage.calls, bank_id),
             )
 

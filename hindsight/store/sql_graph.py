@@ -1,4 +1,4 @@
-"""Graph and time reads of the SQLite store: entity candidates, entities, links, time neighbours, recall."""
+"""Graph and time reads of the store: entity candidates, entities, links, time neighbours, recall."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from hindsight.store.base import (
     UnitEntity,
     UnitFilter,
 )
-from hindsight.store.sqlite_util import chunks as _chunks
-from hindsight.store.sqlite_util import dt as _dt
-from hindsight.store.sqlite_util import filter_sql as _filter_sql
-from hindsight.store.sqlite_util import marks as _marks
+from hindsight.store.sql_util import chunks as _chunks
+from hindsight.store.sql_util import dt as _dt
+from hindsight.store.sql_util import filter_sql as _filter_sql
+from hindsight.store.sql_util import marks as _marks
 
 # A unit's occurrence interval; without one, the moment it was mentioned.
 _START = "coalesce(occurred_start, occurred_end, mentioned_at)"
@@ -29,7 +29,7 @@ _LINK_TYPES = {t.value: t for t in LinkType}  # a dict lookup: LinkType(value) i
 
 
 class GraphQueries:
-    """Read queries over entities and links; mixed into SQLiteStore, which supplies `_query`."""
+    """Read queries over entities and links; mixed into SqlStore, whose backend supplies `_query`."""
 
     @abstractmethod
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
@@ -134,13 +134,13 @@ class GraphQueries:
         out: list[GraphEdge] = []
         for part in _chunks(sorted(set(labels))):
             # One pass per direction, each an index lookup: the primary key leads with src, links_dst with dst.
-            # The entities an entity link's ends share come along: two primary-key probes per mention, in SQLite.
+            # The entities an entity link's ends share come along: two primary-key probes per mention.
             for near, far in (("src", "dst"), ("dst", "src")):
                 rows = self._query(
                     f"SELECT l.{near}, l.{far}, u.id, l.type, l.subtype, l.weight, "
                     "CASE WHEN l.type='entity' THEN (SELECT group_concat(a.entity_id, ' ') FROM unit_entities a "
                     f"JOIN unit_entities b ON b.entity_id=a.entity_id AND b.unit_label=l.{far} "
-                    f"WHERE a.unit_label=l.{near}) END, u.document_id IS NOT n.document_id FROM links l "
+                    f"WHERE a.unit_label=l.{near}) END, u.document_id<>n.document_id FROM links l "
                     f"JOIN units u ON u.label=l.{far} JOIN units n ON n.label=l.{near} "
                     f"WHERE l.{near} IN ({_marks(len(part))}) AND +u.bank_id=?{where}",
                     (*part, bank_id, *params),
