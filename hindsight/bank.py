@@ -143,7 +143,7 @@ class Bank:
         (other opinions lose them as evidence). Units that copied the forgotten text go too, or lose the lead or
         context that quoted it (`ForgetResult.copied_ids`, `rewritten_ids`)."""
         services = self._services
-        with self._lock:
+        with self._lock, services.store.writing(self.id):
             return forget(services.store, self.indexes, unit_id, entity, document,
                           embed=lambda t: services.embedder.embed(t), queue=services.pending_items)
 

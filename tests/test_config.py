@@ -111,7 +111,7 @@ def test_bad_yaml_raises_config_error(tmp_path: Path, text: str) -> None:
 
 
 def test_an_unknown_store_backend_names_the_backends() -> None:
-    with pytest.raises(ConfigError, match=r"(?s)store\.backend.*'sqlite'"):
+    with pytest.raises(ConfigError, match=r"(?s)store\.backend.*'sqlite' or 'postgres'"):
         HindsightConfig.from_dict({"store": {"backend": "mongodb"}})
 
 

@@ -10,14 +10,15 @@ import pytest
 from hindsight import Hindsight, Message, UnitNotFoundError
 from hindsight.embed.base import Embedder
 from tests.bank_state import bank_state, seed
+from tests.postgres_server import config_for
 
 SECRETS = {"alice": "Alice keeps her locker code AQ-1111 in alicesecret notes.",
            "bob": "Bob keeps his locker code BQ-2222 in bobsecret notes."}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder) -> Iterator[Hindsight]:
-    with Hindsight(tmp_path_factory.mktemp("isolation") / "m", embedder=minilm) as hs:
+def engine(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder, store: str) -> Iterator[Hindsight]:
+    with Hindsight(tmp_path_factory.mktemp("isolation") / "m", config_for(store), embedder=minilm) as hs:
         for bank_id, secret in SECRETS.items():
             bank = hs.bank(bank_id)
             seed(bank)  # identical documents, document ids and entity names in both banks

@@ -31,14 +31,15 @@ from hindsight.recall.types import Channel, RecallHit, RecallResult
 from hindsight.sample import load_sample
 from hindsight.store.base import UnitFilter
 from hindsight.temporal.expressions import format_date
+from tests.postgres_server import config_for
 
 QT = datetime(2024, 7, 10, 12, tzinfo=timezone.utc)
 APRIL = (datetime(2024, 4, 1, tzinfo=timezone.utc), datetime(2024, 5, 1, tzinfo=timezone.utc))
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder) -> Iterator[Hindsight]:
-    hs = Hindsight(tmp_path_factory.mktemp("recall") / "memdir", embedder=minilm)
+def engine(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder, store: str) -> Iterator[Hindsight]:
+    hs = Hindsight(tmp_path_factory.mktemp("recall") / "memdir", config_for(store), embedder=minilm)
     bank = hs.bank("sample")
     for s in load_sample():
         bank.retain(s.messages, timestamp=s.date, document_id=s.id)
@@ -104,7 +105,7 @@ def test_graph_reaches_a_unit_through_an_entity_link(engine: Hindsight, bank: Ba
 
 def test_entity_links_carry_the_shared_entities_and_are_scaled_by_the_rarest(engine: Hindsight, bank: Bank) -> None:
     store, bank_id = engine.store, bank.indexes.bank_id
-    labels = sorted(bank.indexes.vectors.labels())[:8]
+    labels = sorted(bank.indexes.vector_labels())[:8]
     edges = store.neighbour_links(bank_id, labels)
     entity_edges = [e for e in edges if e.type is LinkType.ENTITY]
     assert entity_edges and all(not e.shared_entities for e in edges if e.type is not LinkType.ENTITY)
@@ -113,7 +114,7 @@ def test_entity_links_carry_the_shared_entities_and_are_scaled_by_the_rarest(eng
     mentions = {label: {ref.id for ref in refs.get(uid, [])} for label, uid in ids.items()}
     for e in entity_edges:
         assert set(e.shared_entities) == mentions.get(e.src, set()) & mentions.get(e.dst, set())
-    n = len(bank.indexes.vectors)
+    n = bank.indexes.vector_count()
     scaled = store_neighbours(store, bank_id, UnitFilter(), n, EntityCounts(store))(labels)
     counts = store.entity_unit_counts(bank_id, sorted({x for e in entity_edges for x in e.shared_entities}))
     for raw, e in zip(edges, scaled, strict=True):
@@ -124,7 +125,7 @@ def test_entity_links_carry_the_shared_entities_and_are_scaled_by_the_rarest(eng
 
 def test_links_say_whether_they_cross_documents(engine: Hindsight, bank: Bank) -> None:
     store, bank_id = engine.store, bank.indexes.bank_id
-    labels = sorted(bank.indexes.vectors.labels())
+    labels = sorted(bank.indexes.vector_labels())
     edges = store.neighbour_links(bank_id, labels)
     ids = store.labels_to_ids(bank_id, labels)
     document = {u.id: u.source.document_id for u in store.get_units(bank_id, list(ids.values()))}

@@ -84,8 +84,11 @@ class HnswConfig(Section):
 class StoreConfig(Section):
     """The store of banks, units and the graph, and its search (hindsight/store/factory.py)."""
 
-    # sqlite: one file in the memory directory, with derived index files beside it.
-    backend: Literal["sqlite"] = "sqlite"
+    # sqlite: one file in the memory directory, with derived index files beside it. postgres: a PostgreSQL
+    # database with pgvector that many processes share (the [postgres] extra).
+    backend: Literal["sqlite", "postgres"] = "sqlite"
+    # The Postgres connection string; null: the HINDSIGHT_STORE_DSN environment variable.
+    dsn: str | None = None
     sqlite: SqliteConfig = Field(default_factory=SqliteConfig)
     hnsw: HnswConfig = Field(default_factory=HnswConfig)
 

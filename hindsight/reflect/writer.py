@@ -90,7 +90,7 @@ class UnitWriter:
                        embed_hash=hashes[len(texts) + i], embedding=vectors[len(texts) + i])
             for i, r in enumerate(revisions)
         ]
-        with bank.lock:
+        with bank.lock, self.store.writing(bank.bank_id):
             self._check_sources(bank.bank_id, add, events)
             new_units: list[NewUnit] = []
             inputs: list[LinkInput] = []

@@ -142,7 +142,7 @@ class RetainPipeline:
     def _commit(self, bank: BankHandle, p: _Prepared, vectors: dict[str, np.ndarray]) -> RetainResult:
         """Resolve entities, build links and write one document in one transaction (vectors by text)."""
         doc, facts, texts, hashes = p.doc, p.facts, p.texts, p.hashes
-        with bank.lock:
+        with bank.lock, self.store.writing(bank.bank_id):
             again = self._unchanged(bank.bank_id, doc.document_id, p.digest)
             if again is not None:  # an identical concurrent retain won the race
                 return again

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
@@ -255,6 +256,10 @@ class BankStore(ABC):
     @abstractmethod
     def last_change(self, bank_id: str) -> int:
         """The bank's write sequence: it grows with every committed write, so equal values mean equal contents."""
+    @abstractmethod
+    def writing(self, bank_id: str) -> AbstractContextManager[None]:
+        """Hold the bank's write lock against every other process sharing the store, for a read-then-write (a
+        retain's entity resolution and its apply); apply() alone needs no lock."""
     @abstractmethod
     def open_search(self, bank_id: str, dim: int) -> BankSearch:
         """The bank's vector and lexical search over embeddings of `dim` floats."""

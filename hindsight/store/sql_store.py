@@ -12,7 +12,7 @@ import json
 import time
 from abc import abstractmethod
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime, timezone
 from typing import Any
 
@@ -62,6 +62,13 @@ class SqlStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries, M
     def _drop_bank_rows(self, c: Tx, bank_id: str) -> None:
         """Inside delete_bank: remove the backend's own rows of the bank."""
 
+    def _lock_bank(self, c: Tx, bank_id: str) -> None:
+        """At the start of a write: wait for other processes' writes to the bank (SQLite's writer excludes them
+        already)."""
+
+    def writing(self, bank_id: str) -> AbstractContextManager[None]:
+        return nullcontext()
+
     # -- banks -------------------------------------------------------------------------------
     def create_bank(self, bank_id: str, profile: BankProfile) -> None:
         with self._tx() as c:
@@ -97,6 +104,7 @@ class SqlStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries, M
     # -- writes ------------------------------------------------------------------------------
     def apply(self, bank_id: str, batch: WriteBatch) -> int:
         with self._tx() as c:
+            self._lock_bank(c, bank_id)
             if c.execute("SELECT 1 FROM banks WHERE id=?", (bank_id,)).fetchone() is None:
                 raise BankNotFoundError(f"no bank {bank_id!r}")  # e.g. deleted while a retain was running
             entities, documents, deleted = self._delete_units(c, bank_id, batch.delete_unit_ids)
