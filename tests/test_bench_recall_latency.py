@@ -1,10 +1,17 @@
-"""The latency bench's garbage-collection report."""
+"""The latency bench: its garbage-collection report, and the same bank measured on Postgres."""
 
 from __future__ import annotations
 
 import gc
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
-from bench.recall_latency import GcPauses
+import pytest
+
+from bench.recall_latency import BANK, GcPauses, Query, SessionText, fill, measure, postgres_copy
+from hindsight import Hindsight, Message
+from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
+from tests.postgres_server import fresh_database, postgres_dsn
 
 
 def test_gc_pauses_counts_collections_per_generation() -> None:
@@ -19,3 +26,21 @@ def test_gc_pauses_counts_collections_per_generation() -> None:
     assert summary["gen0"]["count"] >= 1 and summary["gen2"]["count"] >= 1  # type: ignore[index]
     assert summary["gen2"]["max_ms"] > 0  # type: ignore[index]
     assert summary["tracked_objects"] > 1000
+
+
+def test_the_filled_bank_is_measured_on_postgres_too(tmp_path: Path, minilm: SentenceTransformerEmbedder,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HINDSIGHT_STORE_DSN", fresh_database(postgres_dsn()))
+    day = datetime(2024, 5, 1, 9, tzinfo=timezone.utc)
+    sessions = [SessionText([Message(speaker="Maya", content=f"Maya cooked dish number {i} for Bob in Denver.")],
+                            day + timedelta(days=i)) for i in range(6)]
+    have = fill(tmp_path, minilm, sessions, 6, 0.0, 3)
+    config = postgres_copy(tmp_path, minilm)
+    queries = [Query(f"What did Maya cook for Bob? ({i})", day + timedelta(days=9)) for i in range(8)]
+    run = measure(tmp_path / "postgres-process", minilm, queries, 500, config)
+    assert run["units"] == have and run["queries"] == 3
+    with Hindsight(tmp_path / "check", config, embedder=minilm) as hs:
+        labels = {u.id for u in hs.bank(BANK, create=False).units()}
+    assert postgres_copy(tmp_path, minilm) == config  # the same bank: not copied again
+    with Hindsight(tmp_path / "check", config, embedder=minilm) as hs:
+        assert {u.id for u in hs.bank(BANK, create=False).units()} == labels
