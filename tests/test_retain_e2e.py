@@ -1,9 +1,11 @@
-"""Acceptance tests of retain with real parts: an SQLite file, MiniLM embeddings and spaCy NER."""
+"""Acceptance tests of retain with real parts: MiniLM embeddings, spaCy NER, and each store (the tests that take
+`hs` run on SQLite and on Postgres; those of SQLite's own files open a directory themselves)."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +25,7 @@ from hindsight.bank import Bank
 from hindsight.embed.base import Embedder
 from hindsight.errors import ContentTooLargeError
 from hindsight.sample import load_sample
+from tests.postgres_server import config_for
 
 PRIVATE_MARKER = "44817"
 
@@ -41,6 +44,12 @@ def snapshot(bank: Bank) -> tuple[list[str], int, dict[str, int]]:
 
 def entity_named(bank: Bank, name: str) -> list[str]:
     return [e.name for e in bank.entities() if name.lower() in {a.alias.lower() for a in e.aliases} | {e.name.lower()}]
+
+
+@pytest.fixture
+def hs(memdir: Path, minilm: Embedder, store: str) -> Iterator[Hindsight]:
+    with Hindsight(memdir, config_for(store), embedder=minilm) as engine:
+        yield engine
 
 
 @pytest.fixture
@@ -227,14 +236,13 @@ def test_bank_ids_validated(hs: Hindsight, bad: object) -> None:
     assert hs.banks() == []
 
 
-def test_unicode_and_control_characters_are_stored_safely(hs: Hindsight, memdir: Path) -> None:
+def test_unicode_and_control_characters_are_stored_safely(hs: Hindsight) -> None:
     bank = hs.bank("u")
     r = bank.retain([Message(speaker="Zoë", content="Café\x00 visit with José \ud800 in Zürich ‏שלום‎ \u200b ok")],
                     timestamp="2024-05-01T10:00:00")
     text = r.units[0].text
     assert "\x00" not in text and "\ud800" not in text and "José" in text
-    con = sqlite3.connect(memdir / "hindsight.db")
-    assert con.execute("SELECT count(*) FROM units").fetchone()[0] == 1
+    assert [u.text for u in hs.store.list_units("u")] == [text]  # stored and read back as it was cleaned
 
 
 def test_popular_entity_does_not_create_all_pairs(hs: Hindsight) -> None:
