@@ -1,0 +1,204 @@
+"""The MemoryStore contract, on each backend: the same batches give the same answers from SQLite and Postgres."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hindsight.errors import BankNotFoundError
+from hindsight.models import (
+    BankProfile,
+    Entity,
+    EntityAlias,
+    Link,
+    LinkType,
+    LLMUsage,
+    MemoryUnit,
+    Network,
+    OpinionEvent,
+    Source,
+    Verdict,
+)
+from hindsight.store.base import (
+    ClaimRecord,
+    DocumentRecord,
+    EntityWrite,
+    MemoryStore,
+    NewUnit,
+    PendingItem,
+    UnitFilter,
+    UnitUpdate,
+    WriteBatch,
+)
+from hindsight.store.factory import open_store
+from tests.postgres_server import config_for
+
+DIM = 8
+T0 = datetime(2024, 5, 1, 9, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def db(tmp_path: Path, store: str) -> Iterator[MemoryStore]:
+    opened = open_store(config_for(store).store, tmp_path)
+    opened.create_bank("b", BankProfile(name="b"))
+    opened.create_bank("other", BankProfile(name="other"))
+    yield opened
+    opened.close()
+
+
+def vector(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def unit(uid: str, doc: str, day: int, text: str, network: Network = Network.WORLD, **kw: object) -> MemoryUnit:
+    return MemoryUnit(id=uid, bank_id="b", text=text, network=network, occurred_start=None, occurred_end=None,
+                      mentioned_at=T0 + timedelta(days=day), source=Source(document_id=doc, turn_ids=[f"{doc}:{day}"]),
+                      content_hash=f"h-{uid}", created_at=T0, **kw)  # type: ignore[arg-type]
+
+
+def new(u: MemoryUnit, seed: int, entities: list[str] = []) -> NewUnit:  # noqa: B006 - never mutated
+    return NewUnit(u, u.text, f"e-{u.id}", vector(seed), entities)
+
+
+def entity(eid: str, name: str) -> EntityWrite:
+    return EntityWrite(Entity(id=eid, bank_id="b", name=name, label="PERSON", first_seen=T0, last_seen=T0), True,
+                       [EntityAlias(alias=name, score=1.0)], {name.lower()})
+
+
+def seeded(db: MemoryStore) -> None:
+    """Two documents, two entities, links of three kinds, a claim, an opinion and queued work."""
+    u1 = unit("u1", "d1", 0, "Maya moved to Denver.", lead="Where do you live?")
+    u2 = unit("u2", "d1", 1, "Maya hikes at Red Rocks with Bob.")
+    u3 = unit("u3", "d2", 5, "Maya moved to Boulder.")
+    u4 = unit("u4", "d2", 6, "Bob adopted a beagle named Pepper.", network=Network.EXPERIENCE)
+    db.apply("b", WriteBatch(
+        document=DocumentRecord("d1", "c1", "chat one", T0), add_units=[new(u1, 1, ["e-maya"]),
+                                                                       new(u2, 2, ["e-maya", "e-bob"])],
+        entities=[entity("e-maya", "Maya"), entity("e-bob", "Bob")],
+        links=[Link(src="u1", dst="u2", type=LinkType.ENTITY, weight=0.5),
+               Link(src="u1", dst="u2", type=LinkType.TEMPORAL, weight=0.9)],
+        claims=[ClaimRecord("u1", "e-maya", "residence", "denver", False, T0)],
+        pending=[PendingItem("observe", "e-maya")],
+    ))
+    db.apply("b", WriteBatch(
+        document=DocumentRecord("d2", "c2", None, T0), add_units=[new(u3, 3, ["e-maya"]), new(u4, 4, ["e-bob"])],
+        links=[Link(src="u3", dst="u1", type=LinkType.UPDATE, weight=1.0, subtype="residence")],
+        claims=[ClaimRecord("u3", "e-maya", "residence", "boulder", False, T0 + timedelta(days=5))],
+        pending=[PendingItem("observe", "e-maya"), PendingItem("reinforce", "u4")],
+    ))
+
+
+def ids(units: list[MemoryUnit]) -> list[str]:
+    return [u.id for u in units]
+
+
+def test_units_documents_and_stats(db: MemoryStore) -> None:
+    seeded(db)
+    assert ids(db.get_units("b", ["u3", "u1", "nope"])) == ["u3", "u1"]
+    assert ids(db.document_units("b", "d1")) == ["u1", "u2"]
+    assert ids(db.units_before("b", "u2", 5)) == ["u1"] and db.units_before("b", "u3", 5) == []
+    assert ids(db.list_units("b", limit=2, offset=1)) == ["u2", "u3"]
+    assert ids(db.list_units("b", network=Network.EXPERIENCE)) == ["u4"]
+    got = db.get_units("b", ["u1"])[0]
+    assert (got.lead, got.mentioned_at, got.entities, got.source.turn_ids) == ("Where do you live?", T0, [], ["d1:0"])
+    assert db.get_document("b", "d1") == DocumentRecord("d1", "c1", "chat one", T0)
+    stats = db.stats("b")
+    assert (stats.units["world"], stats.units["experience"], stats.entities, stats.documents) == (3, 1, 2, 2)
+    assert stats.links == {**stats.links, "entity": 1, "temporal": 1, "update": 1}
+    assert db.get_units("other", ["u1"]) == [] and db.stats("other").documents == 0
+    assert sorted(db.list_banks()) == ["b", "other"] and db.get_profile("b") == BankProfile(name="b")
+
+
+def test_embeddings_and_labels(db: MemoryStore) -> None:
+    seeded(db)
+    found = db.lookup_embeddings(["e-u2", "e-none"])
+    assert list(found) == ["e-u2"] and np.allclose(found["e-u2"], vector(2), atol=1e-6)
+    indexed = {u.unit_id: u for u in db.indexed_units("b", with_segments=True)}
+    assert set(indexed) == {"u1", "u2", "u3", "u4"} and indexed["u1"].lead == "Where do you live?"
+    labels = {u.unit_id: u.label for u in indexed.values()}
+    only = UnitFilter(networks=frozenset({Network.EXPERIENCE}))
+    assert db.labels_to_ids("b", list(labels.values()), only) == {labels["u4"]: "u4"}
+    assert db.filtered_labels("b", UnitFilter(as_of=T0 + timedelta(days=2))) == {labels["u1"], labels["u2"]}
+    assert db.embedded_sample("b") is not None and db.embedded_sample("other") is None
+
+
+def test_graph_reads(db: MemoryStore) -> None:
+    seeded(db)
+    labels = {u.unit_id: u.label for u in db.indexed_units("b")}
+    edges = db.neighbour_links("b", [labels["u1"]])
+    kinds = sorted((e.dst_id, e.type.value, e.shared_entities) for e in edges)
+    assert kinds == [("u2", "entity", ("e-maya",)), ("u2", "temporal", ()), ("u3", "update", ())]
+    assert [(e.dst_id, e.subtype) for e in db.update_links("b", [labels["u1"]])] == [("u3", "residence")]
+    newest = db.claims_about("b", [("e-maya", "residence")], 5)
+    assert [(c.unit_id, c.value) for c in newest] == [("u3", "boulder"), ("u1", "denver")]
+    assert [c.value for c in db.unit_claims("b", [labels["u3"]])[labels["u3"]]] == ["boulder"]
+    timed = db.units_in_time("b", T0 + timedelta(days=4), T0 + timedelta(days=7), 0, 10)
+    assert sorted(t.unit_id for t in timed) == ["u3", "u4"]
+    candidates = db.entity_candidates("b", {"maya"}, 10)
+    assert [(c.id, c.name) for c in candidates] == [("e-maya", "Maya")]
+    assert db.entity_unit_counts("b", ["e-maya", "e-bob"]) == {"e-maya": 3, "e-bob": 2}
+    assert {(r.id, r.name) for refs in db.unit_entities("b", ["u2"]).values() for r in refs} == {
+        ("e-maya", "Maya"), ("e-bob", "Bob")}
+    assert db.units_of_entities("b", ["e-bob"], {Network.EXPERIENCE}, 5) == ["u4"]
+    assert sorted((k.src, k.dst, k.type.value) for k in db.links_of("b", "u2")) == [
+        ("u1", "u2", "entity"), ("u1", "u2", "temporal")]
+
+
+def test_updates_deletes_and_orphans(db: MemoryStore) -> None:
+    seeded(db)
+    before = db.last_change("b")
+    db.apply("b", WriteBatch(update_units=[UnitUpdate("u2", text="Maya hikes at Red Rocks.", embed_text="x",
+                                                         embed_hash="e-x", embedding=vector(9), drop_lead=True),
+                                              UnitUpdate("u1", drop_lead=True, confidence=0.4)],
+                                delete_unit_ids=["u4"]))
+    assert db.last_change("b") > before
+    u1, u2 = db.get_units("b", ["u1", "u2"])
+    assert (u1.lead, u1.confidence, u2.text) == (None, 0.4, "Maya hikes at Red Rocks.")
+    assert db.get_units("b", ["u4"]) == [] and db.pending_count("b") == 1  # u4's work went with it
+    assert "e-bob" in {e.id for e in db.list_entities("b")}  # u2 still mentions Bob
+    db.apply("b", WriteBatch(delete_unit_ids=["u2"]))
+    assert {e.id for e in db.list_entities("b")} == {"e-maya"}  # Bob's last unit is gone, and so is Bob
+    db.apply("b", WriteBatch(delete_unit_ids=["u3"]))
+    assert db.get_document("b", "d2") is None  # its last unit is gone
+    with pytest.raises(BankNotFoundError):
+        db.apply("nobank", WriteBatch())
+
+
+def test_opinions_queue_and_usage(db: MemoryStore) -> None:
+    seeded(db)
+    opinion = unit("o1", "_opinions", 7, "Maya likes Colorado.", network=Network.OPINION, confidence=0.6,
+                   metadata={"source_units": ["u1"]})
+    event = OpinionEvent(unit_id="o1", verdict=Verdict.REINFORCE, confidence=0.6, text=opinion.text, evidence=["u3"],
+                         at=T0)
+    db.apply("b", WriteBatch(add_units=[new(opinion, 7)], opinion_events=[event]))
+    assert db.opinion_history("b", "o1") == [event]
+    assert db.citing_units("b", ["u1", "u3", "u2"]) == {"o1": {"u1", "u3"}}
+    first = db.claim_pending("b", "observe", "run-1", 10)
+    assert first == ["e-maya"] and db.claim_pending("b", "observe", "run-2", 10) == []
+    db.add_pending("b", [PendingItem("observe", "e-maya")])  # queued again while held: it runs again
+    db.finish_pending("b", "observe", first, "run-1")
+    assert db.claim_pending("b", "observe", "run-3", 10) == ["e-maya"]
+    assert db.release_pending("run-3") == 1 and db.pending_count("b") == 2
+    db.add_llm_usage("b", LLMUsage(10, 2, 1))
+    db.add_llm_usage("b", LLMUsage(5, 1, 1))
+    db.add_llm_usage("nobank", LLMUsage(5, 1, 1))
+    assert db.llm_usage("b") == LLMUsage(15, 3, 2) and db.llm_usage("nobank") == LLMUsage()
+
+
+def test_delete_bank_and_scrub_marks(db: MemoryStore) -> None:
+    seeded(db)
+    db.apply("other", WriteBatch(document=DocumentRecord("d1", "c1", None, T0),
+                                    add_units=[new(unit("x1", "d1", 0, "Other bank.").model_copy(
+                                        update={"bank_id": "other"}), 5)]))
+    db.delete_bank("b")
+    assert db.list_banks() == ["other"] and db.get_units("b", ["u1"]) == []
+    assert db.scrubs_pending() == ["b"]
+    db.purge()
+    db.scrub_done("b")
+    assert db.scrubs_pending() == [] and ids(db.list_units("other")) == ["x1"]
+    assert db.integrity_problems("other", DIM) == [] and db.live_labels("b") == set()
