@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections import Counter
 from contextlib import closing
@@ -20,7 +21,7 @@ from hindsight import ConfigError, Hindsight, HindsightConfig, Message
 from hindsight.embed.base import Embedder
 from hindsight.errors import SchemaVersionError
 from hindsight.models import BankProfile
-from hindsight.store.base import PendingItem
+from hindsight.store.base import PendingItem, WriteBatch
 from hindsight.store.factory import open_store
 from hindsight.store.postgres import PostgresStore
 from tests.postgres_server import config_for, fresh_database, postgres_dsn
@@ -245,3 +246,23 @@ def _done(log: Path) -> list[str]:
     if not log.exists():
         return []
     return [json.loads(line)["done"] for line in log.read_text(encoding="utf-8").splitlines() if line.endswith("}")]
+
+
+def test_an_apply_waits_for_a_thread_holding_the_banks_lock_without_deadlock() -> None:
+    store = PostgresStore(fresh_database(postgres_dsn()))
+    with closing(store):
+        store.create_bank("b", BankProfile(name="b"))
+        done: list[float] = []
+
+        def other_thread() -> None:
+            store.apply("b", WriteBatch(pending=[PendingItem("observe", "second")]))
+            done.append(time.monotonic())
+
+        with store.writing("b"):
+            thread = threading.Thread(target=other_thread)
+            thread.start()
+            time.sleep(0.5)
+            assert done == []  # it waits for the bank's lock, not holding the writer connection meanwhile
+            store.apply("b", WriteBatch(pending=[PendingItem("observe", "first")]))
+        thread.join(timeout=30)
+        assert done and store.pending_count("b") == 2

@@ -3,7 +3,8 @@
 It runs the same SQL as the SQLite store (store/sql_store.py). What differs:
 - search lives in the database, written in the same transaction as the units: pgvector's HNSW index over the
   `embedding` column, and BM25 over term statistics in `lex_*` tables (store/postgres_lexical.py);
-- writes to one bank are serialized across processes by an advisory lock on the bank (`writing`, `apply`);
+- writes to one bank are serialized across processes by an advisory lock on the bank (`writing`, which `apply`
+  takes too);
 - the queue of background work is claimed with `FOR UPDATE SKIP LOCKED`, and on open only the claims of processes
   that are gone are put back;
 - the schema is migrated under a lock (store/postgres_schema.py).
@@ -137,10 +138,6 @@ class PostgresStore(SqlStore):
     def _array(self, value: Any) -> np.ndarray:
         return value if isinstance(value, np.ndarray) else parse_vector(value)
 
-    def _lock_bank(self, c: Tx, bank_id: str) -> None:
-        if bank_id not in getattr(self._local, "writing", set()):
-            c.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (_bank_key(bank_id),))
-
     def _follow(self, c: Tx, bank_id: str, changes: list[tuple[str, int]]) -> int:
         """The lexical tables follow the changed units in the same transaction; the HNSW index follows by itself."""
         assert isinstance(c, PgTx)
@@ -171,7 +168,7 @@ class PostgresStore(SqlStore):
     @contextmanager
     def writing(self, bank_id: str) -> Iterator[None]:
         """Hold the bank's lock across every process sharing the database, for a read-then-write such as a retain's
-        entity resolution and its apply (a session lock on this thread's connection; apply then takes no other)."""
+        entity resolution and its apply: a session lock on this thread's connection, taken again by nothing inside."""
         held: set[str] = getattr(self._local, "writing", set())
         if bank_id in held:
             yield

@@ -62,12 +62,8 @@ class SqlStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries, M
     def _drop_bank_rows(self, c: Tx, bank_id: str) -> None:
         """Inside delete_bank: remove the backend's own rows of the bank."""
 
-    def _lock_bank(self, c: Tx, bank_id: str) -> None:
-        """At the start of a write: wait for other processes' writes to the bank (SQLite's writer excludes them
-        already)."""
-
     def writing(self, bank_id: str) -> AbstractContextManager[None]:
-        return nullcontext()
+        return nullcontext()  # SQLite: the directory's lock keeps other processes out
 
     # -- banks -------------------------------------------------------------------------------
     def create_bank(self, bank_id: str, profile: BankProfile) -> None:
@@ -103,8 +99,9 @@ class SqlStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries, M
 
     # -- writes ------------------------------------------------------------------------------
     def apply(self, bank_id: str, batch: WriteBatch) -> int:
-        with self._tx() as c:
-            self._lock_bank(c, bank_id)
+        # The bank's lock comes before the transaction (and its connection), so that a writer holding it is never
+        # waited on by one holding the connection.
+        with self.writing(bank_id), self._tx() as c:
             if c.execute("SELECT 1 FROM banks WHERE id=?", (bank_id,)).fetchone() is None:
                 raise BankNotFoundError(f"no bank {bank_id!r}")  # e.g. deleted while a retain was running
             entities, documents, deleted = self._delete_units(c, bank_id, batch.delete_unit_ids)
