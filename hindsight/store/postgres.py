@@ -264,7 +264,8 @@ class PostgresSearch(BankSearch):
         self.store = store
         self.bank_id = bank_id
         self.dim = dim
-        # The bank's rows of the index of its embedding size: the expression and predicate of its HNSW index.
+        # The expression and predicate of the HNSW index of this embedding size, spelled with the size itself: a
+        # parameter would leave a prepared statement's generic plan unable to use the partial index.
         self._distance = f"embedding::vector({dim}) <=> %(q)s::vector({dim})"
 
     def sync(self) -> None:
@@ -274,7 +275,7 @@ class PostgresSearch(BankSearch):
         if k <= 0 or (allowed is not None and not allowed):
             return []
         where = "" if allowed is None else " AND label = ANY(%(allowed)s)"
-        params: dict[str, Any] = {"q": vector_text(vector), "bank": self.bank_id, "dim": self.dim, "k": k,
+        params: dict[str, Any] = {"q": vector_text(vector), "bank": self.bank_id, "k": k,
                                   "ef": max(self.store._hnsw.ef_search, k)}
         if allowed is not None:
             params["allowed"] = sorted(allowed)
@@ -283,7 +284,7 @@ class PostgresSearch(BankSearch):
             conn.execute("SELECT set_config('hnsw.ef_search', %(ef)s::text, true), "
                          "set_config('hnsw.iterative_scan', 'relaxed_order', true)", params)
             rows = conn.execute(  # SQL built from fixed parts and an int
-                f"SELECT label, {self._distance} AS d FROM units WHERE bank_id = %(bank)s AND dim = %(dim)s{where} "
+                f"SELECT label, {self._distance} AS d FROM units WHERE bank_id = %(bank)s AND dim = {self.dim}{where} "
                 f"ORDER BY d LIMIT %(k)s", params).fetchall()
         # relaxed_order may return rows slightly out of order
         return [IndexHit(int(label), 1.0 - float(d)) for label, d in sorted(rows, key=lambda r: (r[1], r[0]))]
