@@ -250,6 +250,21 @@ def test_compare_runs_reports_each_kind_of_difference(tmp_path: Path) -> None:
     assert main([str(a), str(a)]) == 0 and main([str(a), str(b)]) == 1
 
 
+def test_compare_runs_on_one_metric_lists_what_rose_and_fell() -> None:
+    from eval.compare_runs import compare, moved
+
+    def report(**accuracy: float) -> dict[str, Any]:
+        return {"per_question": [{"id": q, "metrics": {"accuracy": v, "seconds": 1.0 + v}, "detail": {}}
+                                 for q, v in accuracy.items()]}
+
+    before, after = report(q1=1.0, q2=0.0, q3=1.0), report(q1=0.0, q2=1.0, q3=1.0)
+    assert compare(before, after, "accuracy").metrics_differ == ["q1", "q2"]
+    assert moved(before, after, "accuracy") == (["q2"], ["q1"])
+    same_answers = report(q1=1.0, q2=0.0, q3=1.0)
+    same_answers["per_question"][0]["metrics"]["seconds"] = 9.0
+    assert compare(before, same_answers, "accuracy").same and not compare(before, same_answers).same
+
+
 def test_compare_banks_ignores_unit_ids_and_sees_content(tmp_path: Path, minilm: Embedder) -> None:
     from eval.compare_banks import main
     from hindsight import Hindsight
