@@ -3,16 +3,15 @@
 It ranks like the SQLite store's FTS5 index (`hindsight.store.fts`): the same query terms, OR over them, and FTS5's
 bm25() as fts5_aux.c computes it (k1=1.2, b=0.75, IDF floored at 1e-6; a row's term frequency summed over its columns
 with weights 1.0 for `text` and `lead_weight` for `lead`, and one length normalisation: the row's tokens in both
-columns against the bank's average). On queries of plain words the scores equal FTS5's to 1e-15; a query term that
-FTS5 splits into a phrase ("a_b") is approximated (see `_SEARCH`). Statistics live in the database: per bank the row
-count and token totals (`lex_banks`), per term its document frequency (`lex_terms`), per row its column lengths and
-term ids (`lex_docs`), and postings carrying the row's length (`lex_postings`), so a query reads only its terms'
-postings.
+columns against the bank's average). On queries of plain words the scores equal FTS5's
+(tests/test_postgres_lexical.py); a query term that FTS5 splits into a phrase ("a_b") is approximated (see
+`_SEARCH`). Statistics live in the database: per bank the row count and token totals (`lex_banks`), per term its
+document frequency (`lex_terms`), per row its column lengths and term ids (`lex_docs`), and postings carrying the
+row's length (`lex_postings`), so a query reads only its terms' postings.
 
 Tokenization: Python splits and folds text as FTS5's unicode61 (remove_diacritics 2) does, and Postgres stems each
-word with its Snowball "porter" dictionary (`ts_lexize`), the algorithm of FTS5's porter tokenizer: it adds no
-dependency and agreed with FTS5 on 99.93% of 91,386 distinct words (to_tsvector's own parser matched only 84% of
-FTS5's tokens, and the "english" stemmer, Porter2, 97.6% of the words).
+word with its Snowball "porter" dictionary (`ts_lexize`), the algorithm of FTS5's porter tokenizer. It adds no
+dependency; to_tsvector's own parser and the "english" stemmer (Porter2) split and stem otherwise than FTS5.
 
 The caller owns the transaction (nothing here commits) and serializes writes to one bank; cursors must return tuple
 rows (psycopg's default row factory). Run `LEXICAL_SCHEMA` once per database (UTF8 encoding).
