@@ -115,3 +115,11 @@ class DiskFullError(StoreError):
 
 class DirectoryNotWritableError(StoreError):
     """The memory directory, or a file in it, cannot be written: a read-only filesystem or no permission."""
+
+
+class NotAuthenticatedError(HindsightError):
+    """A server request came without a key, or with one the server does not know (HTTP 401)."""
+
+
+class AccessDeniedError(HindsightError):
+    """The request's key does not reach that bank, or may only read (HTTP 403)."""

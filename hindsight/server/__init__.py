@@ -1,0 +1,1 @@
+"""The HTTP API (`hindsight serve`) and the MCP server over one memory."""
