@@ -17,6 +17,7 @@ from hindsight import __version__
 from hindsight.cli_migrate import add_migrate_parser
 from hindsight.cli_models import add_models_parser
 from hindsight.cli_pending import add_pending_parsers
+from hindsight.cli_serve import add_serve_parser
 from hindsight.engine import Hindsight
 from hindsight.errors import HindsightError
 from hindsight.inspect.commands import add_commands as add_inspect_commands
@@ -97,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_inspect_commands(sub)
     add_models_parser(sub)
     add_migrate_parser(sub)
+    add_serve_parser(sub)
     return parser
 
 

@@ -56,11 +56,13 @@ class Hindsight:
             config = HindsightConfig.from_yaml(config)
         self.config = config
         self.path = Path(path)
-        self._lock_file = self._acquire_directory_lock()
+        # An embedded store's files live in the directory and belong to one process; a shared store's do not.
+        shared = store.bank_files is None if store is not None else config.store.backend == "postgres"
+        self._lock_file = None if shared else self._acquire_directory_lock()
         try:
             self._open(config, llm, embedder, store)
         except BaseException:
-            self._lock_file.close()  # a failed open leaves the directory unlocked for the next try
+            self._unlock()  # a failed open leaves the directory unlocked for the next try
             raise
 
     def _open(self, config: HindsightConfig, llm: LLM | None, embedder: Embedder | None,
@@ -94,7 +96,7 @@ class Hindsight:
         try:
             self.store = store or open_store(config.store, self.path)
         except BaseException:
-            self._lock_file.close()  # a refused or damaged database must not keep the directory locked
+            self._unlock()  # a refused or damaged database must not keep the directory locked
             raise
         # This process holds the directory: claims on queued work were left by one that died or closed.
         if released := self.store.release_pending():
@@ -115,6 +117,10 @@ class Hindsight:
                          "bank.process_pending() (reflect.work.background: true runs it after retain)", self.path)
             return configured
         return reflect.work.background
+
+    def _unlock(self) -> None:
+        if self._lock_file is not None:
+            self._lock_file.close()
 
     def _acquire_directory_lock(self) -> IO[str]:
         """One process per directory: the HNSW index lives in memory and would diverge between processes."""
@@ -280,7 +286,7 @@ class Hindsight:
                 self._banks.clear()
                 if self._recall_pipeline is not None:
                     steps.insert(0, self._recall_pipeline.close)
-                self._release([*steps, self.store.close, self._lock_file.close])
+                self._release([*steps, self.store.close, self._unlock])
         finally:
             self._close_lock.release()
 

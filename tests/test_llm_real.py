@@ -3,7 +3,6 @@ the in-process library for `llamacpp`. Prompts and max_tokens are small to keep 
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from hindsight.llm.llamacpp_backend import LlamaCppLLM
 from hindsight.llm.openai_backend import OpenAICompatibleLLM, RetryPolicy
 from hindsight.models import Document, Message, Turn
 from hindsight.retain.llm_extractor import LLMExtractor
+from tests.served import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -57,16 +57,10 @@ OPINION_PROMPT = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def llama_server(qwen_small: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`python -m llama_cpp.server` on the 0.5B model, one thread, a free loopback port; yields its base URL."""
-    port = _free_port()
+    port = free_port()
     cmd = [
         sys.executable,
         "-m",

@@ -24,6 +24,7 @@ from hindsight.models import BankProfile
 from hindsight.store.base import PendingItem, WriteBatch
 from hindsight.store.factory import open_store
 from hindsight.store.postgres import PostgresStore
+from hindsight.store.postgres_schema import MIGRATIONS
 from tests.postgres_server import config_for, fresh_database, postgres_dsn
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,7 +100,22 @@ def test_opening_twice_migrates_once(tmp_path: Path) -> None:
     for _ in range(2):
         PostgresStore(dsn).close()
     with psycopg.connect(dsn, autocommit=True) as conn:
-        assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone() == (1,)
+        assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone() == (len(MIGRATIONS),)
+
+
+def test_a_database_of_an_older_schema_is_migrated(tmp_path: Path) -> None:
+    dsn = fresh_database(postgres_dsn())
+    with psycopg.connect(dsn, autocommit=True) as conn:  # what the first release wrote
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute(MIGRATIONS[0])
+        conn.execute("CREATE TABLE schema_migrations(version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION "
+                     "NOT NULL)")
+        conn.execute("INSERT INTO schema_migrations VALUES (1, 0)")
+    PostgresStore(dsn).close()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+        assert versions == list(range(1, len(MIGRATIONS) + 1))
+        assert conn.execute("SELECT count(*) FROM operations").fetchone() == (0,)
 
 
 def test_postgres_needs_a_dsn_and_reads_the_environment(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -29,12 +30,14 @@ from hindsight.store.base import (
     EntityWrite,
     MemoryStore,
     NewUnit,
+    OperationRecord,
     PendingItem,
     UnitFilter,
     UnitUpdate,
     WriteBatch,
 )
 from hindsight.store.factory import open_store
+from hindsight.store.postgres import PostgresStore
 from tests.postgres_server import config_for
 
 DIM = 8
@@ -202,3 +205,39 @@ def test_delete_bank_and_scrub_marks(db: MemoryStore) -> None:
     db.scrub_done("b")
     assert db.scrubs_pending() == [] and ids(db.list_units("other")) == ["x1"]
     assert db.integrity_problems("other", DIM) == [] and db.live_labels("b") == set()
+
+
+def test_operations_are_recorded_finished_expired_and_dropped_by_a_forget(db: MemoryStore, tmp_path: Path) -> None:
+    op = OperationRecord(id="op1", bank_id="b", kind="retain", status="pending", created_at=100.0)
+    db.add_operation(op)
+    assert db.get_operation("op1") == op
+    # A second process on the same store, which stops with work pending.
+    gone = PostgresStore(db.dsn) if isinstance(db, PostgresStore) else open_store(config_for("sqlite").store, tmp_path)
+    gone.add_operation(OperationRecord(id="op2", bank_id="b", kind="retain", status="pending", created_at=101.0))
+    gone.close()
+    op.status, op.finished_at, op.result = "done", 102.0, '{"results": []}'
+    db.finish_operation(op)
+    assert db.get_operation("op1") == op
+    # The next process (here, this store) fails it, once; never the work of a live process sharing the store.
+    # Postgres drops a closed session a moment after the client left.
+    deadline = time.monotonic() + 10
+    while (interrupted_count := db.interrupt_operations()) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert interrupted_count == 1
+    interrupted = db.get_operation("op2")
+    assert interrupted is not None and interrupted.status == "failed" and "stopped" in (interrupted.error or "")
+    assert db.interrupt_operations() == 0
+    db.apply("b", WriteBatch(document=DocumentRecord("d1", "c1", None, T0),
+                             add_units=[new(unit("u1", "d1", 0, "Ann skis."), 1)]))
+    db.apply("b", WriteBatch(delete_unit_ids=["u1"]))
+    dropped = db.get_operation("op1")
+    assert dropped is not None and dropped.result is None and dropped.result_dropped
+    assert db.expire_operations(finished_before=102.5) == 2
+    assert db.get_operation("op1") is None and db.get_operation("nope") is None
+
+
+def test_delete_bank_removes_its_operations(db: MemoryStore) -> None:
+    db.add_operation(OperationRecord(id="op-b", bank_id="b", kind="retain", status="pending", created_at=1.0))
+    db.add_operation(OperationRecord(id="op-o", bank_id="other", kind="retain", status="pending", created_at=1.0))
+    db.delete_bank("b")
+    assert db.get_operation("op-b") is None and db.get_operation("op-o") is not None

@@ -117,6 +117,24 @@ class PendingItem:
 
 
 @dataclass
+class OperationRecord:
+    """A request the server runs after answering it (`"wait": false`): its state, then its result or error.
+
+    `result` and `error` are JSON text the server wrote; `result_dropped` says a forget in the bank removed a result
+    that could quote forgotten text."""
+
+    id: str
+    bank_id: str
+    kind: str
+    status: str  # "pending", "done" or "failed"
+    created_at: float
+    finished_at: float | None = None
+    result: str | None = None
+    error: str | None = None
+    result_dropped: bool = False
+
+
+@dataclass
 class Change:
     """One entry of a bank's change log, which derived indexes replay."""
 
@@ -385,6 +403,26 @@ class WorkQueue(ABC):
     def pending_count(self, bank_id: str) -> int: ...
 
 
+class OperationLog(ABC):
+    """The operations a server runs in the background, readable from every process sharing the store."""
+
+    @abstractmethod
+    def add_operation(self, op: OperationRecord) -> None:
+        """Record a new operation, owned by this process."""
+    @abstractmethod
+    def finish_operation(self, op: OperationRecord) -> None:
+        """Write its final status, finish time, and result or error."""
+    @abstractmethod
+    def get_operation(self, op_id: str) -> OperationRecord | None: ...
+    @abstractmethod
+    def expire_operations(self, finished_before: float) -> int:
+        """Remove the operations that finished before that time; returns how many."""
+    @abstractmethod
+    def interrupt_operations(self) -> int:
+        """Fail the unfinished operations of processes that no longer run (never those of a live process sharing
+        the store); returns how many."""
+
+
 class UsageLog(ABC):
     """Each bank's LLM token counters over its whole life."""
 
@@ -421,5 +459,5 @@ class Integrity(ABC):
         """The files of the bank hold nothing its forgets and delete removed."""
 
 
-class MemoryStore(BankStore, GraphStore, WorkQueue, UsageLog, Integrity):
+class MemoryStore(BankStore, GraphStore, WorkQueue, OperationLog, UsageLog, Integrity):
     """Persistent storage of all banks: every role a backend implements (see store/factory.py)."""

@@ -51,6 +51,10 @@ class PostgresStore(SqlStore):
     """All banks in one PostgreSQL database with the `vector` extension."""
 
     bank_files = None
+    # An operation is owned by the writer connection that recorded it; once that connection is gone (its process
+    # died), another process's start fails the operation.
+    _OWNER = "pg_backend_pid()"
+    _ORPHANED = "owner NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL)"
 
     def __init__(self, dsn: str, hnsw: HnswConfig | None = None) -> None:
         try:

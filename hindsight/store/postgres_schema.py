@@ -90,8 +90,17 @@ CREATE TABLE llm_usage(
 CREATE TABLE scrubs(bank_id TEXT PRIMARY KEY);
 """ + LEXICAL_SCHEMA
 
+_V2 = """
+CREATE TABLE operations(
+    id TEXT PRIMARY KEY, bank_id TEXT NOT NULL, kind TEXT NOT NULL, status TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL, finished_at DOUBLE PRECISION, owner INTEGER, result TEXT, error TEXT,
+    result_dropped INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX operations_bank ON operations(bank_id);
+CREATE INDEX operations_finished ON operations(finished_at);
+"""
+
 # Append only: a released migration is never edited, and its number is its place in this list.
-MIGRATIONS: list[str] = [_V1]
+MIGRATIONS: list[str] = [_V1, _V2]
 
 
 def migrate(conn: Connection[Any]) -> int:

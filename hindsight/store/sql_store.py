@@ -24,6 +24,7 @@ from hindsight.store.base import DocumentRecord, MemoryStore, WriteBatch
 from hindsight.store.sql_graph import GraphQueries
 from hindsight.store.sql_index import IndexQueries
 from hindsight.store.sql_integrity import IntegrityQueries
+from hindsight.store.sql_operations import OperationQueries
 from hindsight.store.sql_reasoning import ReasoningQueries
 from hindsight.store.sql_util import NO_LIMIT, Tx
 from hindsight.store.sql_util import chunks as _chunks
@@ -38,7 +39,8 @@ _UNIT_COLUMNS = (
     "confidence, context, content_hash, entities, source, metadata, created_at, lead"
 )
 # Tables holding a bank's rows under a bank_id column, emptied by delete_bank.
-_BANK_TABLES = ("links", "claims", "entity_keys", "units", "documents", "opinion_history", "pending_work", "llm_usage")
+_BANK_TABLES = ("links", "claims", "entity_keys", "units", "documents", "opinion_history", "pending_work", "llm_usage",
+                "operations")
 
 
 # A change of units that search must follow: "add" (new, or a new vector and text), "del", or "text" (only the
@@ -46,7 +48,7 @@ _BANK_TABLES = ("links", "claims", "entity_keys", "units", "documents", "opinion
 Change = tuple[str, int]
 
 
-class SqlStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries, MemoryStore):
+class SqlStore(GraphQueries, IndexQueries, IntegrityQueries, OperationQueries, ReasoningQueries, MemoryStore):
     """The store's SQL over a backend's connections."""
 
     @abstractmethod
@@ -232,6 +234,7 @@ class SqlStore(GraphQueries, IndexQueries, IntegrityQueries, ReasoningQueries, M
             c.execute(f"DELETE FROM links WHERE src IN ({marks}) OR dst IN ({marks})", (*part, *part))
             c.execute(f"DELETE FROM claims WHERE unit_label IN ({marks})", part)
             c.execute(f"DELETE FROM units WHERE label IN ({marks})", part)
+        self._drop_operation_results(c, bank_id)
         return touched, documents, labels
 
     def _drop_orphans(self, c: Tx, bank_id: str, entities: set[str], documents: set[str]) -> None:

@@ -85,6 +85,11 @@ CREATE INDEX IF NOT EXISTS claims_unit ON claims(unit_label);
 CREATE TABLE IF NOT EXISTS llm_usage(
     bank_id TEXT PRIMARY KEY, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
     calls INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS operations(
+    id TEXT PRIMARY KEY, bank_id TEXT NOT NULL, kind TEXT NOT NULL, status TEXT NOT NULL, created_at REAL NOT NULL,
+    finished_at REAL, owner INTEGER, result TEXT, error TEXT, result_dropped INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS operations_bank ON operations(bank_id);
+CREATE INDEX IF NOT EXISTS operations_finished ON operations(finished_at);
 """
 
 # Columns added to existing tables after they shipped: (table, column, definition).

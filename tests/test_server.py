@@ -1,0 +1,214 @@
+"""`hindsight serve`, run for real on a loopback port and called with httpx: routes, errors, keys, pages."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.served import HINDSIGHT, served
+
+ADMIN, READER, ALICE = "admin-key-0123456789", "reader-key-0123456789", "alice-key-0123456789"
+KEYS = [
+    {"name": "admin", "key": ADMIN},
+    {"name": "reader", "key": READER, "access": "read"},
+    {"name": "alice-only", "key": ALICE, "banks": ["alice"]},
+]
+MAX_BODY = 64 * 1024
+TALK = [
+    {"speaker": "Alice", "content": "I moved to Seattle last month and I love the rain.",
+     "timestamp": "2024-05-01T10:00:00Z"},
+    {"speaker": "Bob", "content": "Nice! I still live in Portland with my dog Rex.",
+     "timestamp": "2024-05-01T10:01:00Z"},
+    {"speaker": "Alice", "content": "I started a new job at Seattle Children's hospital as a nurse.",
+     "timestamp": "2024-05-01T10:02:00Z"},
+]
+
+
+def headers(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    root = tmp_path_factory.mktemp("served")
+    config = {"server": {"keys": KEYS, "max_body_bytes": MAX_BODY, "threads": 4},
+              "llm": {"backend": "none"}}
+    with served(root / "memdir", config) as url, httpx.Client(base_url=url, headers=headers(ADMIN),
+                                                               timeout=60) as client:
+        r = client.post("/v1/banks/alice/retain", json={"content": TALK, "document_id": "talk-1"})
+        assert r.status_code == 200, r.text
+        yield client
+
+
+def test_health_needs_no_key_and_the_rest_does(api: httpx.Client) -> None:
+    url = str(api.base_url).rstrip("/")
+    assert httpx.get(f"{url}/v1/health").json()["status"] == "ok"
+    missing = httpx.get(f"{url}/v1/banks")
+    assert missing.status_code == 401
+    assert missing.json()["error"]["type"] == "NotAuthenticatedError"
+    assert missing.headers["www-authenticate"] == "Bearer"
+    unknown = httpx.get(f"{url}/v1/banks", headers=headers("not-a-key-0123456789"))
+    assert unknown.status_code == 401
+
+
+def test_scoped_and_read_only_keys(api: httpx.Client) -> None:
+    api.put("/v1/banks/bob", json={"name": "Bob"}).raise_for_status()
+    alice = httpx.Client(base_url=api.base_url, headers=headers(ALICE))
+    reader = httpx.Client(base_url=api.base_url, headers=headers(READER))
+    assert alice.get("/v1/banks").json()["banks"] == ["alice"]
+    assert sorted(reader.get("/v1/banks").json()["banks"]) == ["alice", "bob"]
+    assert alice.post("/v1/banks/alice/recall", json={"query": "Seattle"}).status_code == 200
+    denied = alice.post("/v1/banks/bob/recall", json={"query": "Seattle"})
+    assert denied.status_code == 403 and denied.json()["error"]["type"] == "AccessDeniedError"
+    assert reader.post("/v1/banks/bob/recall", json={"query": "x"}).status_code == 200
+    before = api.get("/v1/banks/bob/stats").json()
+    assert reader.post("/v1/banks/bob/retain", json={"content": "Bob likes tea."}).status_code == 403
+    assert reader.delete("/v1/banks/bob").status_code == 403
+    assert api.get("/v1/banks/bob/stats").json() == before
+
+
+def test_retain_then_recall_explains_its_hits(api: httpx.Client) -> None:
+    r = api.post("/v1/banks/alice/recall", json={"query": "Where does Alice work now?", "budget": 300,
+                                                 "query_time": "2024-06-01T00:00:00Z"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["tokens_used"] <= 300
+    assert any("Children" in h["unit"]["text"] for h in body["hits"])
+    assert all(h["channels"] for h in body["hits"])
+
+
+def test_wait_false_gives_an_operation_to_wait_on(api: httpx.Client) -> None:
+    r = api.post("/v1/banks/carol/retain", json={"content": "Carol adopted a cat named Miso.", "wait": False,
+                                                 "timestamp": "2024-05-02T09:00:00Z", "document_id": "carol-1"})
+    assert r.status_code == 202, r.text
+    op = r.json()
+    assert op["status"] in ("pending", "done") and op["kind"] == "retain"
+    done = api.get(f"/v1/operations/{op['id']}", params={"wait": 30}).json()
+    assert done["status"] == "done", done
+    units = done["result"]["results"][0]["units"]
+    assert units and "Miso" in units[0]["text"]
+    # A forget in the bank drops stored results, which quote unit text.
+    api.post("/v1/banks/carol/forget", json={"document": "carol-1"}).raise_for_status()
+    after = api.get(f"/v1/operations/{op['id']}").json()
+    assert after["result"] is None and after["result_dropped"] is True
+    assert api.get("/v1/operations/no-such-operation").status_code == 404
+
+
+def test_retains_of_one_bank_apply_in_the_order_they_arrived(api: httpx.Client) -> None:
+    ops = [api.post("/v1/banks/order/retain", json={"content": f"Dana's favourite number is {n}.", "wait": False,
+                                                    "document_id": "fav"}).json() for n in range(6)]
+    for op in ops:
+        assert api.get(f"/v1/operations/{op['id']}", params={"wait": 30}).json()["status"] == "done"
+    units = api.get("/v1/banks/order/units").json()["items"]
+    assert [u["text"] for u in units] == ["Dana's favourite number is 5."]
+
+
+@pytest.mark.parametrize(("body", "status"), [
+    (b"{not json", 422),
+    (b'{"query": 12}', 422),
+    (b'{"query": "x", "budgett": 10}', 422),
+    (b'{"query": "x", "budget": -1}', 422),
+    (b"[]", 422),
+])
+def test_malformed_bodies_are_typed_errors(api: httpx.Client, body: bytes, status: int) -> None:
+    r = api.post("/v1/banks/alice/recall", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == status
+    assert r.json()["error"]["type"] == "InvalidInputError"
+    assert "Traceback" not in r.text
+
+
+def test_bad_input_changes_nothing(api: httpx.Client) -> None:
+    before = api.get("/v1/banks/alice/stats").json()
+    huge = api.post("/v1/banks/alice/retain", json={"content": "x" * (MAX_BODY + 10)})
+    assert huge.status_code == 413 and huge.json()["error"]["type"] == "ContentTooLargeError"
+    chunked = api.post("/v1/banks/alice/retain", content=iter([b'{"content": "', b"y" * MAX_BODY, b'"}']),
+                       headers={"content-type": "application/json"})
+    assert chunked.status_code == 413
+    for body in [b'{"content": ""}', b'{"content": "   "}',
+                 b'{"content": "\xff\xfe broken utf-8"}', b'{"content": [{"speaker": 3}]}']:
+        r = api.post("/v1/banks/alice/retain", content=body, headers={"content-type": "application/json"})
+        assert r.status_code in (400, 422), (body, r.text)
+    assert api.post("/v1/banks/alice/retain", json={"content": "x", "timestamp": "not a date"}).status_code == 400
+    assert api.post("/v1/banks/alice/retain", json={"content": "x", "items": []}).status_code == 422
+    assert api.post("/v1/banks/bad id!/retain", json={"content": "x"}).status_code == 400
+    hostile = api.post("/v1/banks/alice/recall", json={"query": "\"; DROP TABLE units; -- OR NEAR(* AND"})
+    assert hostile.status_code == 200
+    assert api.get("/v1/banks/alice/stats").json() == before
+
+
+def test_unknown_things_are_404(api: httpx.Client) -> None:
+    assert api.post("/v1/banks/nobody/recall", json={"query": "x"}).json()["error"] == {
+        "type": "BankNotFoundError", "message": "no bank 'nobody'"}
+    assert api.get("/v1/banks/alice/units/nope").status_code == 404
+    assert api.delete("/v1/banks/alice/units/nope").status_code == 404
+    assert api.post("/v1/banks/alice/forget", json={"entity": "Nobody At All"}).status_code == 404
+    r = api.get("/v1/no-such-route")
+    assert r.status_code == 404 and r.json()["error"]["type"] == "NotFoundError"
+
+
+def test_reflect_without_an_llm_is_503(api: httpx.Client) -> None:
+    r = api.post("/v1/banks/alice/reflect", json={"query": "What do you think of Seattle?"})
+    assert r.status_code == 503 and r.json()["error"]["type"] == "LLMNotConfiguredError"
+
+
+def test_inspection_routes_and_pages(api: httpx.Client) -> None:
+    info = api.get("/v1/banks/alice").json()
+    total = sum(info["stats"]["units"].values())
+    assert total >= 2 and info["pending"] == 0
+    seen, offset = [], 0
+    while offset is not None:
+        page = api.get("/v1/banks/alice/units", params={"limit": 1, "offset": offset}).json()
+        assert page["limit"] == 1 and len(page["items"]) <= 1
+        seen += [u["id"] for u in page["items"]]
+        offset = page["next_offset"]
+    assert len(seen) == len(set(seen)) == total
+    assert api.get("/v1/banks/alice/units", params={"limit": 5000}).status_code == 422
+    entities = api.get("/v1/banks/alice/entities").json()["items"]
+    assert {"Alice", "Seattle"} <= {e["name"] for e in entities}
+    links = api.get(f"/v1/banks/alice/links/{seen[0]}").json()
+    assert links["items"] and all(link["src"] == seen[0] or link["dst"] == seen[0] for link in links["items"])
+    report = api.get("/v1/banks/alice/check").json()
+    assert report["problems"] == [] and report["units"] == total
+    graph = api.get("/v1/banks/alice/graph").json()
+    assert {n["kind"] for n in graph["nodes"]} == {"unit", "entity"} and graph["edges"]
+    assert "/v1/banks/{bank_id}/recall" in api.get("/openapi.json").json()["paths"]
+    assert api.get("/docs").status_code == 200
+
+
+def test_forget_a_unit_and_delete_a_bank(api: httpx.Client) -> None:
+    r = api.post("/v1/banks/temp/retain", json={"content": "Erin plays the cello in a quartet."}).json()
+    uid = r["results"][0]["units"][0]["id"]
+    gone = api.delete(f"/v1/banks/temp/units/{uid}").json()
+    assert gone["unit_ids"] == [uid]
+    assert api.get(f"/v1/banks/temp/units/{uid}").status_code == 404
+    assert api.delete("/v1/banks/temp").json() == {"bank_id": "temp"}
+    assert api.get("/v1/banks/temp").status_code == 404
+
+
+def test_serve_refuses_what_it_cannot_do_safely(tmp_path: Path) -> None:
+    workers = subprocess.run([HINDSIGHT, "--dir", str(tmp_path), "serve", "--workers", "2"], capture_output=True,
+                             text=True, timeout=60)
+    assert workers.returncode != 0 and "Postgres" in workers.stdout + workers.stderr
+    open_host = subprocess.run([HINDSIGHT, "--dir", str(tmp_path), "serve", "--host", "0.0.0.0"],
+                               capture_output=True, text=True, timeout=60)
+    assert open_host.returncode != 0 and "--insecure" in open_host.stdout + open_host.stderr
+
+
+def test_a_stopped_server_keeps_every_acknowledged_retain(tmp_path: Path) -> None:
+    config = {"llm": {"backend": "none"}}
+    with served(tmp_path / "memdir", config) as url:
+        acked = []
+        for n in range(5):
+            r = httpx.post(f"{url}/v1/banks/b/retain", json={"content": f"Note {n}: Frank ran {n} miles.",
+                                                             "wait": False, "document_id": f"n{n}"})
+            assert r.status_code == 202
+            acked.append(f"n{n}")
+        time.sleep(0.05)
+    with served(tmp_path / "memdir", config) as url:  # SIGINT finished the retains in flight before exiting
+        docs = {u["source"]["document_id"] for u in httpx.get(f"{url}/v1/banks/b/units").json()["items"]}
+        assert set(acked) <= docs
