@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.postgres_server import fresh_database, postgres_dsn
 from tests.served import HINDSIGHT, served
 
 ADMIN, READER, ALICE = "admin-key-0123456789", "reader-key-0123456789", "alice-key-0123456789"
@@ -212,3 +213,22 @@ def test_a_stopped_server_keeps_every_acknowledged_retain(tmp_path: Path) -> Non
     with served(tmp_path / "memdir", config) as url:  # SIGINT finished the retains in flight before exiting
         docs = {u["source"]["document_id"] for u in httpx.get(f"{url}/v1/banks/b/units").json()["items"]}
         assert set(acked) <= docs
+
+
+def test_workers_share_one_postgres_memory(tmp_path: Path) -> None:
+    config = {"store": {"backend": "postgres", "dsn": fresh_database(postgres_dsn())}, "llm": {"backend": "none"}}
+    with served(tmp_path / "memdir", config, args=["--workers", "2"]) as url:
+        ops = []
+        for n in range(6):  # a new connection each: the kernel spreads them over both workers
+            r = httpx.post(f"{url}/v1/banks/shared/retain", json={"content": f"Gina visited city number {n}.",
+                                                                  "document_id": f"g{n}", "wait": False}, timeout=60)
+            assert r.status_code == 202, r.text
+            ops.append(r.json()["id"])
+        for op_id in ops:  # read back by whichever worker answers: operations live in the database
+            op = httpx.get(f"{url}/v1/operations/{op_id}", params={"wait": 30}, timeout=60).json()
+            assert op["status"] == "done", op
+        units = httpx.get(f"{url}/v1/banks/shared/units").json()["items"]
+        assert {u["source"]["document_id"] for u in units} == {f"g{n}" for n in range(6)}
+        assert httpx.get(f"{url}/v1/banks/shared/check").json()["problems"] == []
+        hits = httpx.post(f"{url}/v1/banks/shared/recall", json={"query": "city number 3"}).json()["hits"]
+        assert "city number 3" in hits[0]["unit"]["text"]

@@ -65,6 +65,8 @@ def create_app(path: str | os.PathLike[str], config: HindsightConfig | None = No
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = await asyncio.to_thread(Hindsight, Path(path), config)
+        # Load the models now: /v1/health answers once the server can serve, and no request pays for the load.
+        await asyncio.to_thread(lambda: (engine.pipeline, engine.recall_pipeline))
         runner = Runner(engine.store, config.server.threads, config.server.llm_threads,
                         config.server.keep_operations_s)
         app.state.server = ServerState(engine, keys, runner)
