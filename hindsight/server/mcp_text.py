@@ -32,10 +32,14 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word if n == 1 else _WORDS[word]}"
 
 
+def _source(unit: MemoryUnit) -> str:
+    """`world | document doc-1 | id 3f2a...`: the unit's network, its document and the id forget takes."""
+    return f"{unit.network.value} | document {unit.source.document_id} | id {unit.id}"
+
+
 def _unit_line(unit: MemoryUnit) -> str:
-    """`2024-05-01 | world | doc | id`: the day it was said, its network, its document and the id forget takes."""
-    return (f"{unit.mentioned_at.date().isoformat()} | {unit.network.value} | document {unit.source.document_id} | "
-            f"id {unit.id}")
+    """The day it was said (UTC), then its source."""
+    return f"{unit.mentioned_at.date().isoformat()} | {_source(unit)}"
 
 
 def _listed(units: list[MemoryUnit]) -> list[str]:
@@ -52,8 +56,7 @@ def recall_text(bank_id: str, result: RecallResult) -> str:
         return f'No memory in bank "{bank_id}" matches "{result.query}".'
     lines = [f'{_plural(len(result.hits), "memory")} from bank "{bank_id}" for "{result.query}", best first:', ""]
     for i, hit in enumerate(result.hits, 1):
-        unit = hit.unit
-        source = f"{unit.network.value} | document {unit.source.document_id} | id {unit.id}"
+        source = _source(hit.unit)
         if hit.superseded_by:
             source += f" | superseded by {hit.superseded_by}"  # a newer memory changes what this one states
         text = hit.context.replace("\n", "\n   ")  # a packed exchange's lines stay under its number
