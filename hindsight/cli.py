@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hindsight import __version__
+from hindsight.cli_mcp import add_mcp_parser
 from hindsight.cli_migrate import add_migrate_parser
 from hindsight.cli_models import add_models_parser
 from hindsight.cli_pending import add_pending_parsers
@@ -99,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_models_parser(sub)
     add_migrate_parser(sub)
     add_serve_parser(sub)
+    add_mcp_parser(sub)
     return parser
 
 

@@ -1,0 +1,211 @@
+"""The MCP server over one engine: retain, recall, reflect, forget, list_banks and bank_stats as tools a model
+calls; config chooses which exist and may bind them to one bank, and every call is checked against the caller's key."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+from starlette.requests import Request
+
+from hindsight import __version__, validate
+from hindsight.bank import Bank
+from hindsight.config.server import McpConfig, ToolName
+from hindsight.engine import Hindsight
+from hindsight.errors import HindsightError, InvalidInputError
+from hindsight.models import Message, Network
+from hindsight.recall.request import DEFAULT_BUDGET
+from hindsight.server import mcp_text
+from hindsight.server.auth import LOCAL, Caller
+
+# Who calls, from the HTTP request of a call (None over stdio).
+CallerOf = Callable[[Request | None], Caller]
+Tool = Callable[..., Awaitable[str]]
+
+INSTRUCTIONS = (
+    "Long-term memory. Before answering about the user, past conversations or earlier decisions, call recall; "
+    "after learning something worth keeping (facts about people, plans, preferences, what was decided or done), "
+    "call retain with it and when it happened. Memories are dated: recall shows when each was said."
+)
+
+BankId = Annotated[str, Field(description="The memory bank: one per user, agent or project (list_banks names them)")]
+Query = Annotated[str, Field(description="What to look for, in plain words; time phrases such as 'last spring' "
+                                         "narrow it to that time")]
+Budget = Annotated[int, Field(ge=1, description="The most tokens of memory text to return: lower for a quick look, "
+                                                "higher for broad questions")]
+Networks = Annotated[list[Network] | None, Field(
+    description="Only these networks: world (facts about people and the world), experience (what the assistant "
+                "did), opinion (the assistant's beliefs, with confidence), observation (summaries of an entity). "
+                "Default: all")]
+Text = Annotated[str | None, Field(description="Text to remember (a note, a document); give this or messages")]
+Messages = Annotated[list[Message] | None, Field(
+    description="A conversation to remember: turns with speaker (or role), content and optionally timestamp; "
+                "give this or text")]
+When = Annotated[str | None, Field(description="When it happened or was said, ISO 8601 (2024-05-01 or "
+                                               "2024-05-01T14:30:00); default now")]
+About = Annotated[str | None, Field(description="A short note on where it comes from ('Slack #team', 'email')")]
+DocumentId = Annotated[str | None, Field(description="Names the document: retaining the same id again replaces "
+                                                     "its memories. Default: derived from the content")]
+AnswerBudget = Annotated[int | None, Field(ge=1, description="Tokens of memory the answer is drawn from; default: "
+                                                            "the server's config")]
+UnitId = Annotated[str | None, Field(description="One memory's id, as recall shows it")]
+EntityName = Annotated[str | None, Field(description="Every memory that mentions this name")]
+DocumentName = Annotated[str | None, Field(description="Every memory of this document id")]
+
+
+@contextmanager
+def _tool_errors() -> Iterator[None]:
+    """Hindsight's typed errors reach the model as tool errors naming their type; anything else is the SDK's crash
+    result, whose text says nothing of the exception."""
+    try:
+        yield
+    except HindsightError as exc:
+        # A KeyError's str() is the repr of its message; the message itself reads better.
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        raise ToolError(f"{type(exc).__name__}: {message}") from exc
+
+
+def _request(ctx: Context) -> Request | None:
+    """The HTTP request of a call over streamable HTTP; None over stdio."""
+    request = ctx.request_context.request
+    return request if isinstance(request, Request) else None
+
+
+def _content(text: str | None, messages: list[Message] | None) -> str | list[Message]:
+    if (text is None) == (messages is None):
+        raise InvalidInputError("retain takes text or messages: exactly one of them")
+    return text if text is not None else list(messages or [])
+
+
+class _Tools:
+    """The tool functions over one engine: each checks the caller's key, then works in a thread so that the event
+    loop serves other calls meanwhile."""
+
+    def __init__(self, engine: Hindsight, caller: CallerOf, bound: str | None) -> None:
+        self.engine = engine
+        self.caller = caller
+        self.bound = bound
+
+    async def _run(self, ctx: Context, bank_id: str | None, write: bool, work: Callable[[Caller], str]) -> str:
+        with _tool_errors():
+            caller = self.caller(_request(ctx))
+            caller.check(bank_id, write)
+            return await asyncio.to_thread(work, caller)
+
+    async def _on_bank(self, ctx: Context, bank_id: str, write: bool, work: Callable[[Bank], str],
+                       create: bool = False) -> str:
+        return await self._run(ctx, bank_id, write, lambda _: work(self.engine.bank(bank_id, create=create)))
+
+    async def retain(self, ctx: Context, bank_id: BankId, text: Text = None, messages: Messages = None,
+                     timestamp: When = None, context: About = None, document_id: DocumentId = None) -> str:
+        """Store something in long-term memory: a conversation (messages) or a text. It is split into dated
+        memories, with the people, places and things in them linked, so that recall finds them later. Use it for
+        what is worth remembering: facts about the user and others, events, plans, preferences, decisions. Give
+        `timestamp` when it happened or was said earlier than now. Retaining the same content again changes
+        nothing; the same document_id with new content replaces that document's memories."""
+        return await self._on_bank(ctx, bank_id, True, lambda bank: mcp_text.retain_text(bank.id, bank.retain(
+            _content(text, messages), timestamp=timestamp, context=context, document_id=document_id)), create=True)
+
+    async def recall(self, ctx: Context, bank_id: BankId, query: Query, budget: Budget = DEFAULT_BUDGET,
+                     networks: Networks = None) -> str:
+        """Search long-term memory: the memories most relevant to the query, best first, each with the date it was
+        said (and how long before now), its network, its source document and its id. Fast, and changes nothing:
+        call it whenever earlier conversations or facts about someone might matter."""
+        return await self._on_bank(ctx, bank_id, False, lambda bank: mcp_text.recall_text(
+            bank.id, bank.recall(query, budget=budget, networks=networks)))
+
+    async def reflect(self, ctx: Context, bank_id: BankId, query: Query, budget: AnswerBudget = None) -> str:
+        """Answer a question by reasoning over memory: the server's LLM recalls, answers in the bank's own voice
+        citing the memories it used, and may form or update the bank's opinions (stored as memories). Slower than
+        recall and needs an LLM on the server; to look something up, use recall."""
+        return await self._on_bank(ctx, bank_id, True, lambda bank: mcp_text.reflect_text(
+            bank.reflect(query, budget=budget)))
+
+    async def forget(self, ctx: Context, bank_id: BankId, unit_id: UnitId = None, entity: EntityName = None,
+                     document: DocumentName = None) -> str:
+        """Delete memories for good: one memory (unit_id), every memory of a document, or every memory that
+        mentions an entity; give exactly one. Opinions and observations drawn from them go too. It cannot be
+        undone: use it when the user asks to forget something."""
+        return await self._on_bank(ctx, bank_id, True, lambda bank: mcp_text.forget_text(
+            bank.id, bank.forget(unit_id, entity=entity, document=document)))
+
+    async def list_banks(self, ctx: Context) -> str:
+        """List the memory banks this connection may use."""
+        def listing(caller: Caller) -> str:
+            banks = self.engine.banks() if self.bound is None else [b for b in self.engine.banks() if b == self.bound]
+            return mcp_text.banks_text(caller.visible(banks))
+
+        return await self._run(ctx, None, False, listing)
+
+    async def bank_stats(self, ctx: Context, bank_id: BankId) -> str:
+        """Count a bank's memories by network, and its documents, entities and links."""
+        return await self._on_bank(ctx, bank_id, False, lambda bank: mcp_text.stats_text(bank.stats()))
+
+
+def _bound(tool: Tool, bank_id: str) -> Tool:
+    """`tool` without its bank_id parameter: every call works on `bank_id`. The SDK builds a tool's input schema
+    from its signature, so the parameter goes from the signature."""
+    signature = inspect.signature(tool, eval_str=True)
+    params = [p for p in signature.parameters.values() if p.name != "bank_id"]
+
+    async def bound(**kwargs: Any) -> str:
+        return await tool(bank_id=bank_id, **kwargs)
+
+    bound.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    bound.__annotations__ = {p.name: p.annotation for p in params} | {"return": str}
+    bound.__name__, bound.__doc__ = tool.__name__, tool.__doc__
+    return bound
+
+
+def _hints(read_only: bool = False, destructive: bool = False, idempotent: bool = True) -> ToolAnnotations:
+    # A memory is a closed world: no tool reaches beyond the engine (reflect's LLM answers from memory only).
+    return ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive, idempotent_hint=idempotent,
+                           open_world_hint=False)
+
+
+# Each tool's title and hints; reflect is not idempotent (each call may change opinions), forget is destructive.
+TOOLS: dict[ToolName, tuple[str, ToolAnnotations]] = {
+    "retain": ("Remember", _hints()),
+    "recall": ("Search memory", _hints(read_only=True)),
+    "reflect": ("Think over memory", _hints(idempotent=False)),
+    "forget": ("Forget memories", _hints(destructive=True)),
+    "list_banks": ("List memory banks", _hints(read_only=True)),
+    "bank_stats": ("Memory bank counts", _hints(read_only=True)),
+}
+
+
+def _server() -> MCPServer[Any]:
+    """An MCPServer that leaves the host's logging as it was: its constructor calls logging.basicConfig, which on a
+    root logger without handlers adds one and sets the level."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    server: MCPServer[Any] = MCPServer("hindsight", instructions=INSTRUCTIONS, version=__version__)
+    for added in [h for h in root.handlers if h not in handlers]:
+        root.removeHandler(added)
+        added.close()
+    root.setLevel(level)
+    return server
+
+
+def build_mcp(engine: Hindsight, config: McpConfig, caller: CallerOf | None = None) -> MCPServer[Any]:
+    """The MCP server of `engine` with the tools `config` offers. `caller(request)` names the key of each call
+    (the HTTP request over streamable HTTP, None over stdio; default: LOCAL, full access); AccessDeniedError and
+    NotAuthenticatedError become tool errors. Serve it with `.run("stdio")` or `.streamable_http_app()`."""
+    bound = validate.bank_id(config.bank) if config.bank is not None else None
+    tools = _Tools(engine, caller or (lambda _: LOCAL), bound)
+    server = _server()
+    for name in config.offered():
+        tool: Tool = getattr(tools, name)
+        if bound is not None and "bank_id" in inspect.signature(tool).parameters:
+            tool = _bound(tool, bound)
+        title, hints = TOOLS[name]
+        server.add_tool(tool, name=name, title=title, annotations=hints, structured_output=False)
+    return server

@@ -1,0 +1,118 @@
+"""The MCP tools' results as text a model reads: numbered, dated memories with their sources, and plain counts."""
+
+from __future__ import annotations
+
+from hindsight.forget import ForgetResult
+from hindsight.models import BankStats, MemoryUnit, RetainResult
+from hindsight.recall.types import RecallResult
+from hindsight.reflect.types import ReflectResult
+
+# A retain or reflect result lists at most this many memories, each cut to SNIPPET characters: the model asked to
+# store or to answer, not to read the memory back.
+LISTED = 10
+SNIPPET = 200
+
+
+def _snippet(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= SNIPPET else flat[: SNIPPET - 1].rstrip() + "…"
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in counts.items() if n) or "none"
+
+
+# The words counted here, singular and plural.
+_WORDS = {"memory": "memories", "document": "documents", "entity": "entities", "link": "links",
+          "memory bank": "memory banks", "copy": "copies", "derived memory": "derived memories",
+          "opinion": "opinions"}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word if n == 1 else _WORDS[word]}"
+
+
+def _source(unit: MemoryUnit) -> str:
+    """`world | document doc-1 | id 3f2a...`: the unit's network, its document and the id forget takes."""
+    return f"{unit.network.value} | document {unit.source.document_id} | id {unit.id}"
+
+
+def _unit_line(unit: MemoryUnit) -> str:
+    """The day it was said (UTC), then its source."""
+    return f"{unit.mentioned_at.date().isoformat()} | {_source(unit)}"
+
+
+def _listed(units: list[MemoryUnit]) -> list[str]:
+    lines = [f"- {_snippet(u.text)}\n  ({_unit_line(u)})" for u in units[:LISTED]]
+    if len(units) > LISTED:
+        lines.append(f"- … and {len(units) - LISTED} more")
+    return lines
+
+
+def recall_text(bank_id: str, result: RecallResult) -> str:
+    """Numbered hits, best first: the packed text (it opens with the date it was said), then network, source and
+    id; a footer with the tokens used."""
+    if not result.hits:
+        return f'No memory in bank "{bank_id}" matches "{result.query}".'
+    lines = [f'{_plural(len(result.hits), "memory")} from bank "{bank_id}" for "{result.query}", best first:', ""]
+    for i, hit in enumerate(result.hits, 1):
+        source = _source(hit.unit)
+        if hit.superseded_by:
+            source += f" | superseded by {hit.superseded_by}"  # a newer memory changes what this one states
+        text = hit.context.replace("\n", "\n   ")  # a packed exchange's lines stay under its number
+        lines += [f"{i}. {text}", f"   ({source})"]
+    lines += ["", f"{result.tokens_used} of {result.budget} tokens used."]
+    return "\n".join(lines)
+
+
+def retain_text(bank_id: str, result: RetainResult) -> str:
+    """What the document now holds in the bank: the counts, then its memories, short."""
+    head = (f'Retained document "{result.document_id}" in bank "{bank_id}": {result.created} new, '
+            f"{result.unchanged} unchanged, {result.removed} removed.")
+    if not result.units:
+        return head + " Nothing in it was worth a memory."
+    return "\n".join([head, "It holds:", *_listed(result.units)])
+
+
+def reflect_text(result: ReflectResult) -> str:
+    """The answer, then the memories it cites and the opinions it formed or changed."""
+    lines = [result.answer.strip(), ""]
+    cited = [u for u in result.evidence if u.id in set(result.cited)]
+    if cited:
+        lines += [f"Cited memories ({len(cited)} of {len(result.evidence)} consulted):", *_listed(cited)]
+    else:
+        lines.append(f"No memory cited ({len(result.evidence)} consulted).")
+    for change in result.opinions:
+        verb = "Formed" if change.previous_confidence is None else "Updated"
+        lines.append(f'{verb} opinion (confidence {change.event.confidence:.2f}): "{_snippet(change.unit.text)}" '
+                     f"(id {change.unit.id})")
+    return "\n".join(lines)
+
+
+def forget_text(bank_id: str, result: ForgetResult) -> str:
+    """What went: the memories asked for, and what went or changed with them."""
+    gone = [_plural(n, word) + why for n, word, why in (
+        (len(result.copied_ids), "copy", " of their text"),
+        (len(result.derived_ids), "derived memory", " (opinions, observations)"),
+        (len(result.entity_ids), "entity", " no memory mentions any more")) if n]
+    changed = [_plural(n, word) + why for n, word, why in (
+        (len(result.revised_ids), "opinion", " lost them as evidence"),
+        (len(result.rewritten_ids), "memory", " lost a quote of them")) if n]
+    text = f'Forgot {_plural(len(result.unit_ids), "memory")} in bank "{bank_id}"'
+    text += f"; also removed {', '.join(gone)}" if gone else ""
+    text += f"; {', '.join(changed)}" if changed else ""
+    more = f" and {len(result.unit_ids) - LISTED} more" if len(result.unit_ids) > LISTED else ""
+    return f"{text}. Ids: {', '.join(result.unit_ids[:LISTED])}{more}."
+
+
+def stats_text(stats: BankStats) -> str:
+    total = sum(stats.units.values())
+    return (f'Bank "{stats.bank_id}": {_plural(total, "memory")} ({_counts(stats.units)}), '
+            f"{_plural(stats.documents, 'document')}, {_plural(stats.entities, 'entity')}, "
+            f"{_plural(sum(stats.links.values()), 'link')} ({_counts(stats.links)}).")
+
+
+def banks_text(bank_ids: list[str]) -> str:
+    if not bank_ids:
+        return "No memory banks yet: retain into a bank id creates it."
+    return f"{_plural(len(bank_ids), 'memory bank')}: {', '.join(bank_ids)}."
