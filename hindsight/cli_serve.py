@@ -65,6 +65,9 @@ def _cmd_serve(args: argparse.Namespace) -> None:
 def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `serve` on the main parser's subcommands."""
     p = sub.add_parser("serve", help="serve the memory over HTTP (API docs at /docs) and MCP (at /mcp)")
+    # Also after the subcommand; SUPPRESS keeps a value given before it.
+    p.add_argument("--dir", default=argparse.SUPPRESS, help="memory directory (default ./memdir)")
+    p.add_argument("--config", default=argparse.SUPPRESS, help="YAML config file, or preset:NAME")
     p.add_argument("--host", default=None, help="address to listen on (server.host, default 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port (server.port, default 8000)")
     p.add_argument("--workers", type=int, default=None, help="server processes; more than one needs Postgres")

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.postgres_server import fresh_database, postgres_dsn
 from tests.served import HINDSIGHT, served
@@ -232,3 +236,21 @@ def test_workers_share_one_postgres_memory(tmp_path: Path) -> None:
         assert httpx.get(f"{url}/v1/banks/shared/check").json()["problems"] == []
         hits = httpx.post(f"{url}/v1/banks/shared/recall", json={"query": "city number 3"}).json()["hits"]
         assert "city number 3" in hits[0]["unit"]["text"]
+
+
+def test_mcp_tools_are_served_at_mcp_behind_the_same_keys(api: httpx.Client) -> None:
+    url = str(api.base_url).rstrip("/") + "/mcp"
+    anonymous = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert anonymous.status_code == 401 and anonymous.json()["error"]["type"] == "NotAuthenticatedError"
+
+    async def session() -> tuple[list[str], str, bool]:
+        async with httpx2.AsyncClient(headers=headers(ALICE), timeout=httpx2.Timeout(30, read=120)) as http, \
+                Client(streamable_http_client(url, http_client=http)) as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            recalled = await client.call_tool("recall", {"bank_id": "alice", "query": "Where does Alice work?"})
+            other = await client.call_tool("bank_stats", {"bank_id": "bob"})
+            return tools, " ".join(c.text for c in recalled.content if hasattr(c, "text")), other.is_error
+
+    tools, recalled, refused = asyncio.run(session())
+    assert set(tools) == {"retain", "recall", "reflect", "forget", "list_banks", "bank_stats"}
+    assert "Children" in recalled and refused

@@ -16,8 +16,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from hindsight import __version__
 from hindsight.config import HindsightConfig
 from hindsight.engine import Hindsight
+from hindsight.errors import NotAuthenticatedError
 from hindsight.server import errors, routes, routes_inspect
 from hindsight.server.auth import Keys
+from hindsight.server.mcp import build_mcp
 from hindsight.server.operations import Runner
 from hindsight.server.state import ServerState
 
@@ -57,6 +59,24 @@ class BodyLimit:
         await self.app(scope, counted, send)
 
 
+class McpKey:
+    """401 at /mcp for a request without a known key, as the API answers; the tools then check the key's banks."""
+
+    def __init__(self, app: ASGIApp, keys: Keys) -> None:
+        self.app = app
+        self.keys = keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/mcp") and self.keys.enabled:
+            authorization = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+            try:
+                self.keys.caller(authorization)
+            except NotAuthenticatedError as exc:
+                await errors.error_response(401, errors.error_info(exc))(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def create_app(path: str | os.PathLike[str], config: HindsightConfig | None = None) -> FastAPI:
     """The app serving the memory at `path`; the engine opens when the app starts and closes when it stops."""
     config = config or HindsightConfig()
@@ -70,9 +90,15 @@ def create_app(path: str | os.PathLike[str], config: HindsightConfig | None = No
         runner = Runner(engine.store, config.server.threads, config.server.llm_threads,
                         config.server.keep_operations_s)
         app.state.server = ServerState(engine, keys, runner)
+        mcp = build_mcp(engine, config.server.mcp,
+                        caller=lambda request: keys.caller(request.headers.get("authorization") if request else None))
+        # The tools are routes of this app at /mcp (a mount would answer /mcp with a redirect); the SDK checks the
+        # Host header against the address served.
+        app.router.routes.extend(mcp.streamable_http_app(streamable_http_path="/mcp", host=config.server.host).routes)
         log.info("serving %s (store %s)", path, config.store.backend)
         try:
-            yield
+            async with mcp.session_manager.run():
+                yield
         finally:
             await asyncio.to_thread(runner.close)
             await asyncio.to_thread(engine.close)
@@ -82,6 +108,7 @@ def create_app(path: str | os.PathLike[str], config: HindsightConfig | None = No
     errors.install(app)
     app.include_router(routes.router)
     app.include_router(routes_inspect.router)
+    app.add_middleware(McpKey, keys=keys)
     app.add_middleware(BodyLimit, max_bytes=config.server.max_body_bytes)
     return app
 
