@@ -12,15 +12,16 @@ from rich.table import Table
 from hindsight.config import HindsightConfig
 from hindsight.engine import Hindsight
 from hindsight.errors import StoreError
-from hindsight.store.migrate import CopiedBank, copy_banks
+from hindsight.store.migrate import copy_banks
 from hindsight.store.postgres import PostgresStore
 from hindsight.store.sqlite import SQLiteStore
+from hindsight.store.transfer import ImportResult
 
 console = Console()
 
 
 def migrate(source_dir: Path, dsn: str, bank_ids: list[str] | None = None,
-            config: HindsightConfig | None = None) -> list[CopiedBank]:
+            config: HindsightConfig | None = None) -> list[ImportResult]:
     """Copy the banks (all when None), then check each copy and compare its counts with the source's; StoreError
     names the first bank that differs. `config` is the source's (its embedder checks the copies)."""
     config = config or HindsightConfig()

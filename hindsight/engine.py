@@ -6,7 +6,7 @@ import fcntl
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import IO
@@ -33,6 +33,8 @@ from hindsight.store.base import MemoryStore, PendingItem
 from hindsight.store.disk import disk_error
 from hindsight.store.factory import open_store
 from hindsight.store.search import BankSearch
+from hindsight.store.transfer import ImportResult
+from hindsight.transfer import export_lines, import_lines
 from hindsight.units import BankHandle
 
 log = logging.getLogger(__name__)
@@ -253,6 +255,27 @@ class Hindsight:
                 self.store.delete_bank(bank_id)
                 remove_bank_dir(self.store, bank_id)
 
+    def export_bank(self, bank_id: str) -> Iterator[str]:
+        """The bank as JSON Lines (hindsight/transfer.py): a header line, then one line per row, each ending in a
+        newline. The bank is read now, in one read transaction; BankNotFoundError without it."""
+        validate.bank_id(bank_id)
+        with self.call():
+            self._check_open()
+            return export_lines(self.store, bank_id, self.embedder.name, self.embedder.dim)
+
+    def import_bank(self, lines: Iterable[str | bytes], bank_id: str | None = None) -> ImportResult:
+        """Create a bank from the lines of an export (`bank_id`, or the exported bank's id when None), in one
+        transaction; it is searchable when this returns. Refused, with nothing written: damaged or foreign input, a
+        newer format version (InvalidInputError naming the line), another embedder's export (EmbedderMismatchError),
+        a bank the store already has (BankExistsError)."""
+        if bank_id is not None:
+            validate.bank_id(bank_id)
+        with self.call():
+            self._check_open()
+            # The bank does not exist yet, so no handle of it waits; the store takes its lock for the write. A
+            # SQLite bank's index files are built from the change log when it is first opened.
+            return import_lines(self.store, lines, bank_id, self.embedder.name, self.embedder.dim)
+
     # -- background work ---------------------------------------------------------------------
     def add_retain_hook(self, hook: RetainHook) -> None:
         """Run `hook(event)` in the background after every retain that changed something."""
@@ -321,5 +344,7 @@ class Hindsight:
     abank = async_twin(bank)
     abanks = async_twin(banks)
     adelete_bank = async_twin(delete_bank)
+    aexport_bank = async_twin(export_bank)
+    aimport_bank = async_twin(import_bank)
     adrain = async_twin(drain)
     aclose = async_twin(close)

@@ -27,6 +27,10 @@ class BankNotFoundError(HindsightError, KeyError):
     """The bank does not exist."""
 
 
+class BankExistsError(HindsightError):
+    """An import would create a bank (or units and entities) the store already has; nothing was written."""
+
+
 class UnitNotFoundError(HindsightError, KeyError):
     """The memory unit does not exist in this bank."""
 

@@ -10,7 +10,7 @@ from hindsight import Hindsight, HindsightConfig, Message
 from hindsight.cli import main
 from hindsight.cli_migrate import migrate
 from hindsight.embed.base import Embedder
-from hindsight.errors import StoreError
+from hindsight.errors import BankExistsError
 from tests.bank_state import bank_state, seeded_memdir
 from tests.postgres_server import fresh_database, postgres_dsn
 
@@ -50,7 +50,7 @@ def test_a_bank_already_in_the_destination_is_refused_and_left_as_it_was(source:
     pg = HindsightConfig.from_dict({"store": {"backend": "postgres", "dsn": dsn}})
     with Hindsight(tmp_path / "pg", pg, embedder=minilm) as hs:
         state = bank_state(hs.bank("seed", create=False))
-    with pytest.raises(StoreError, match="already exists"):
+    with pytest.raises(BankExistsError, match="already exists"):
         migrate(source, dsn, ["seed"])
     with Hindsight(tmp_path / "pg", pg, embedder=minilm) as hs:
         assert bank_state(hs.bank("seed", create=False)) == state
