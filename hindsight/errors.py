@@ -129,10 +129,6 @@ class AccessDeniedError(HindsightError):
     """The request's key does not reach that bank, or may only read (HTTP 403)."""
 
 
-class BankExistsError(HindsightError):
-    """A bank of that id exists already, and the operation would overwrite it (HTTP 409); nothing was written."""
-
-
 class OperationNotFoundError(HindsightError, LookupError):
     """No server operation has that id (or it finished longer ago than the server keeps them)."""
 

@@ -254,3 +254,24 @@ def test_mcp_tools_are_served_at_mcp_behind_the_same_keys(api: httpx.Client) -> 
     tools, recalled, refused = asyncio.run(session())
     assert set(tools) == {"retain", "recall", "reflect", "forget", "list_banks", "bank_stats"}
     assert "Children" in recalled and refused
+
+
+def test_export_then_import_into_another_server(api: httpx.Client, tmp_path: Path) -> None:
+    exported = api.get("/v1/banks/alice/export")
+    assert exported.status_code == 200 and exported.headers["content-type"].startswith("application/x-ndjson")
+    lines = exported.text.splitlines()
+    assert '"hindsight-bank"' in lines[0] and len(lines) > 3
+    assert api.post("/v1/banks/alice/import", content=exported.content).status_code == 409  # it exists
+    query = {"query": "Where does Alice work now?", "query_time": "2024-06-01T00:00:00Z"}
+    with served(tmp_path / "copy", {"llm": {"backend": "none"}}) as url, httpx.Client(base_url=url,
+                                                                                      timeout=60) as copy:
+        assert copy.post("/v1/banks/alice/import", content=b"{broken\n").status_code == 400
+        assert copy.get("/v1/banks/alice").status_code == 404
+        imported = copy.post("/v1/banks/alice/import", content=exported.content)
+        assert imported.status_code == 200, imported.text
+        assert imported.json()["units"] == sum(api.get("/v1/banks/alice/stats").json()["units"].values())
+        for route in ("/units", "/entities", "/stats"):
+            assert copy.get(f"/v1/banks/alice{route}").json() == api.get(f"/v1/banks/alice{route}").json(), route
+        ids = [h["unit"]["id"] for h in copy.post("/v1/banks/alice/recall", json=query).json()["hits"]]
+        assert ids == [h["unit"]["id"] for h in api.post("/v1/banks/alice/recall", json=query).json()["hits"]]
+        assert copy.get("/v1/banks/alice/check").json()["problems"] == []
