@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -18,6 +22,7 @@ from hindsight.config import EmbedderConfig
 from hindsight.embed.base import Embedder
 from tests.crash_harness import Zygote
 from tests.postgres_server import STORES
+from tests.served import free_port
 
 
 @pytest.fixture(scope="session")
@@ -58,3 +63,53 @@ def qwen_small() -> Path:
     from hindsight.llm.local_models import install
 
     return install("qwen-0.5b").path
+
+
+@pytest.fixture(scope="session")
+def llama_server(qwen_small: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`python -m llama_cpp.server` on the 0.5B model, one thread, a free loopback port; yields its base URL."""
+    port = free_port()
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(qwen_small),
+        "--n_threads",
+        "1",
+        "--n_threads_batch",
+        "1",
+        "--n_ctx",
+        "4096",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+    # The server logs a lot: to a file, since a full pipe would block it.
+    log = tmp_path_factory.mktemp("llama-server") / "server.log"
+    log_fh = log.open("w")
+    proc = subprocess.Popen(cmd, stdout=log_fh, stderr=subprocess.STDOUT)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited with {proc.returncode}: {log.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{base_url}/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("llama_cpp.server did not become ready in 180 s")
+            time.sleep(0.5)
+        yield base_url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log_fh.close()

@@ -3,14 +3,9 @@ the in-process library for `llamacpp`. Prompts and max_tokens are small to keep 
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 import pytest
 from pydantic import BaseModel, Field
 
@@ -22,7 +17,6 @@ from hindsight.llm.llamacpp_backend import LlamaCppLLM
 from hindsight.llm.openai_backend import OpenAICompatibleLLM, RetryPolicy
 from hindsight.models import Document, Message, Turn
 from hindsight.retain.llm_extractor import LLMExtractor
-from tests.served import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -55,56 +49,6 @@ OPINION_PROMPT = [
         "Priya's move, with a confidence between 0 and 1 and your reasoning.",
     ),
 ]
-
-
-@pytest.fixture(scope="session")
-def llama_server(qwen_small: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`python -m llama_cpp.server` on the 0.5B model, one thread, a free loopback port; yields its base URL."""
-    port = free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(qwen_small),
-        "--n_threads",
-        "1",
-        "--n_threads_batch",
-        "1",
-        "--n_ctx",
-        "4096",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-    ]
-    # The server logs a lot: to a file, since a full pipe would block it.
-    log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    log_fh = log.open("w")
-    proc = subprocess.Popen(cmd, stdout=log_fh, stderr=subprocess.STDOUT)
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited with {proc.returncode}: {log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{base_url}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("llama_cpp.server did not become ready in 180 s")
-            time.sleep(0.5)
-        yield base_url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log_fh.close()
 
 
 @pytest.fixture(scope="session")

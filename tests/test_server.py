@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -275,3 +276,23 @@ def test_export_then_import_into_another_server(api: httpx.Client, tmp_path: Pat
         ids = [h["unit"]["id"] for h in copy.post("/v1/banks/alice/recall", json=query).json()["hits"]]
         assert ids == [h["unit"]["id"] for h in api.post("/v1/banks/alice/recall", json=query).json()["hits"]]
         assert copy.get("/v1/banks/alice/check").json()["problems"] == []
+
+
+def test_a_slow_llm_call_never_holds_up_recall(tmp_path: Path, llama_server: str) -> None:
+    config = {"llm": {"backend": "openai", "base_url": llama_server, "model": "qwen-0.5b", "api_key": "local",
+                      "timeout_s": 600, "request_retries": 0, "max_tokens": 48},
+              "reflect": {"answer": {"max_tokens": 48}, "opinions": {"enabled": False}}}
+    with served(tmp_path / "memdir", config) as url, httpx.Client(base_url=url, timeout=600) as api:
+        api.post("/v1/banks/alice/retain", json={"content": TALK}).raise_for_status()
+        reflected: list[int] = []
+        reflect = threading.Thread(target=lambda: reflected.append(api.post(
+            "/v1/banks/alice/reflect", json={"query": "What do you think of Alice's new job?"}).status_code))
+        reflect.start()
+        time.sleep(1.0)  # the reflect is waiting on the model, which takes far longer than the recalls below
+        for query in ["Where does Alice live?", "Where does Alice work?", "Who has a dog?"]:
+            started = time.monotonic()
+            r = httpx.post(f"{url}/v1/banks/alice/recall", json={"query": query}, timeout=60)
+            assert r.status_code == 200 and time.monotonic() - started < 10
+        assert reflect.is_alive(), "the reflect finished before the recalls: nothing was shown"
+        reflect.join(600)
+        assert reflected and reflected[0] in (200, 502)
