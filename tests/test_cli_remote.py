@@ -138,8 +138,12 @@ def test_export_from_a_directory_and_import_through_a_server(server: tuple[str, 
     assert code == 2 and "moved" in _one_error_line(out)  # the bank exists: nothing written
     code, lines = run(capsys, *remote, "export", "moved")  # the export itself, on stdout
     assert code == 0
-    assert run(capsys, *local, "import", str(export), "--bank", "copy")[0] == 0
     assert lines.count("\n") == export.read_text(encoding="utf-8").count("\n")
+    again = tmp_path / "again.jsonl"
+    again.write_text(lines, encoding="utf-8")
+    assert run(capsys, "--dir", str(tmp_path / "other"), "import", str(again), "--bank", "copy")[0] == 0
+    code, out = run(capsys, "--dir", str(tmp_path / "other"), "units", "copy")
+    assert code == 0 and "Globex" in out
     broken = tmp_path / "broken.jsonl"
     broken.write_text("not an export\n", encoding="utf-8")
     for where in (local, remote):
