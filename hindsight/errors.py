@@ -135,3 +135,12 @@ class OperationNotFoundError(HindsightError, LookupError):
 
 class OperationInterruptedError(HindsightError):
     """The server stopped before a background operation finished; what it committed is kept."""
+
+
+class ServerUnreachableError(HindsightError):
+    """The client could not reach the server, or the server did not answer in time; the call may or may not have
+    been done."""
+
+
+class OperationTimeoutError(HindsightError, TimeoutError):
+    """A background operation did not finish in the time its waiter gave it; it goes on running on the server."""

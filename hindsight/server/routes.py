@@ -16,6 +16,7 @@ from hindsight.reflect.types import PendingReport, ReflectResult
 from hindsight.retain.pipeline import RetainRequest
 from hindsight.server.auth import Caller
 from hindsight.server.schemas import (
+    MAX_WAIT_S,
     BankInfo,
     BankList,
     Deleted,
@@ -31,8 +32,6 @@ from hindsight.server.schemas import (
 from hindsight.server.state import Server, ServerState, Who
 
 router = APIRouter(prefix="/v1")
-# The longest a GET /v1/operations/{id}?wait= holds the request open.
-MAX_WAIT_S = 60.0
 
 
 @router.get("/health", tags=["server"])

@@ -10,12 +10,11 @@ from fastapi import APIRouter, Query
 
 from hindsight.integrity import IntegrityReport
 from hindsight.models import BankStats, Entity, Link, LinkType, MemoryUnit, Network
-from hindsight.server.schemas import GraphData, Page
+from hindsight.server.schemas import MAX_PAGE, GraphData, Page
 from hindsight.server.state import Server, Who
 
 router = APIRouter(prefix="/v1/banks/{bank_id}", tags=["inspect"])
 T = TypeVar("T")
-MAX_PAGE = 1000
 Limit = Annotated[int, Query(ge=1, le=MAX_PAGE)]
 Offset = Annotated[int, Query(ge=0)]
 

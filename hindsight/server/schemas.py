@@ -12,6 +12,9 @@ from hindsight.recall.request import DEFAULT_BUDGET
 from hindsight.reflect.types import PendingReport
 
 T = TypeVar("T")
+# The API's limits: the longest page of a list, and the longest a GET /v1/operations/{id}?wait= holds the request.
+MAX_PAGE = 1000
+MAX_WAIT_S = 60.0
 
 
 class Body(BaseModel):
