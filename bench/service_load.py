@@ -188,6 +188,8 @@ def main() -> None:
     parser.add_argument("--retains", type=int, default=20, help="retains of the one-client phases")
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--threads", type=int, default=None, help="server.threads (default: the config's)")
+    parser.add_argument("--skip-in-process", action="store_true", help="only the served phases")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     model = SentenceTransformerEmbedder(EmbedderConfig())
@@ -201,16 +203,21 @@ def main() -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     result: dict[str, Any] = {"machine": machine(), "commit": commit, "command": " ".join(sys.argv),
                               "units": args.units}
-    result["in_process"] = in_process(args.dir, one, sessions, args.retains)
-    with served(args.dir, {"llm": {"backend": "none"}}, ready_s=300) as url:
+    if not args.skip_in_process:
+        result["in_process"] = in_process(args.dir, one, sessions, args.retains)
+    config: dict[str, Any] = {"llm": {"backend": "none"}}
+    if args.threads is not None:
+        config["server"] = {"threads": args.threads}
+    with served(args.dir, config, ready_s=300) as url:
         result["http_one_client"] = one_client(url, one, sessions, args.retains)
         load = many_clients(url, rest, sessions, args.clients, args.seconds)
         result[f"http_{args.clients}_clients"] = load.summary(args.seconds)
         result["verify"] = verify(url, load.retained)
-    base, http1 = result["in_process"]["recall"]["p50_ms"], result["http_one_client"]["recall"]["p50_ms"]
+    http1 = result["http_one_client"]["recall"]["p50_ms"]
     busy = result[f"http_{args.clients}_clients"]
     result["targets"] = {
-        "recall_p50_http_over_in_process": round(http1 / base, 3),
+        "recall_p50_http_over_in_process": round(http1 / result["in_process"]["recall"]["p50_ms"], 3)
+        if "in_process" in result else None,
         f"recall_p99_{args.clients}_clients_over_1_client_p50": round(busy["recall"]["p99_ms"] / http1, 3),
         "errors": busy["errors"], "lost_retains": result["verify"]["lost_retains"],
         "check_ok": result["verify"]["check_ok"],

@@ -157,9 +157,14 @@ def test_unknown_things_are_404(api: httpx.Client) -> None:
     assert r.status_code == 404 and r.json()["error"]["type"] == "NotFoundError"
 
 
-def test_reflect_without_an_llm_is_503(api: httpx.Client) -> None:
+def test_reflect_and_reasoning_without_an_llm_are_503(api: httpx.Client) -> None:
     r = api.post("/v1/banks/alice/reflect", json={"query": "What do you think of Seattle?"})
     assert r.status_code == 503 and r.json()["error"]["type"] == "LLMNotConfiguredError"
+    assert api.post("/v1/banks/alice/reason", json={}).status_code == 503
+    queued = api.post("/v1/banks/alice/reason", json={"wait": False})
+    assert queued.status_code == 202
+    failed = api.get(f"/v1/operations/{queued.json()['id']}", params={"wait": 30}).json()
+    assert failed["status"] == "failed" and failed["error"]["type"] == "LLMNotConfiguredError"
 
 
 def test_inspection_routes_and_pages(api: httpx.Client) -> None:
