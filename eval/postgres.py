@@ -23,5 +23,6 @@ def postgres_dsn(directory: Path | None = None) -> str:
     if directory is None:
         server = get_server(Path(tempfile.mkdtemp(prefix="hindsight-pg-")), cleanup_mode="delete")
     else:
+        directory.parent.mkdir(parents=True, exist_ok=True)  # the server creates the directory, not its parent
         server = get_server(directory, cleanup_mode="stop")
     return str(server.get_uri())

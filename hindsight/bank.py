@@ -83,6 +83,11 @@ class Bank:
     @property
     def indexes(self) -> BankSearch:
         """The bank's derived indexes, opened (and healed) on first use."""
+        opened = self._indexes
+        if opened is not None and not self._deleted:
+            # Without the lock: a retain holds it through its commit, and a recall must not wait for that. The call
+            # gates keep a delete or close from closing the indexes under a call in flight.
+            return opened
         with self._lock:
             if self._deleted:
                 raise BankNotFoundError(f"bank {self.id!r} was deleted")

@@ -207,3 +207,26 @@ def test_lock_is_released_on_close_and_held_per_directory(memdir: Path, tmp_path
     first.close()
     Hindsight(memdir).close()
     other.close()
+
+
+def test_a_recall_does_not_wait_for_a_retain_committing_in_the_same_bank(hs: Hindsight) -> None:
+    bank = hs.bank("b")
+    bank.retain("Ann skis in Utah every winter.", timestamp="2024-01-05T10:00:00Z")
+    committing, done = threading.Event(), threading.Event()
+
+    def commit() -> None:  # what a retain's commit holds while it resolves, links and writes
+        with bank.handle().lock:
+            committing.set()
+            done.wait(30)
+
+    writer = threading.Thread(target=commit)
+    writer.start()
+    committing.wait(10)
+    try:
+        started = time.monotonic()
+        hits = bank.recall("Where does Ann ski?").hits
+        assert time.monotonic() - started < 10 and hits
+        assert writer.is_alive()
+    finally:
+        done.set()
+        writer.join()
