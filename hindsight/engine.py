@@ -58,6 +58,10 @@ class Hindsight:
             config = HindsightConfig.from_yaml(config)
         self.config = config
         self.path = Path(path)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise disk_error(exc, f"creating the memory directory {self.path}") from exc
         # An embedded store's files live in the directory and belong to one process; a shared store's do not.
         shared = store.bank_files is None if store is not None else config.store.backend == "postgres"
         self._lock_file = None if shared else self._acquire_directory_lock()
@@ -127,7 +131,6 @@ class Hindsight:
     def _acquire_directory_lock(self) -> IO[str]:
         """One process per directory: the HNSW index lives in memory and would diverge between processes."""
         try:
-            self.path.mkdir(parents=True, exist_ok=True)
             fh = open(self.path / "LOCK", "a+")  # noqa: SIM115 - held open for the engine's lifetime
         except OSError as exc:
             raise disk_error(exc, f"opening the memory directory {self.path}") from exc

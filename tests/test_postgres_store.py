@@ -282,3 +282,10 @@ def test_an_apply_waits_for_a_thread_holding_the_banks_lock_without_deadlock() -
             store.apply("b", WriteBatch(pending=[PendingItem("observe", "first")]))
         thread.join(timeout=30)
         assert done and store.pending_count("b") == 2
+
+
+def test_processes_sharing_a_postgres_store_may_name_one_directory(tmp_path: Path) -> None:
+    config = config_for("postgres", HindsightConfig.from_dict({"llm": {"backend": "none"}}))
+    with Hindsight(tmp_path / "memdir", config) as first, Hindsight(tmp_path / "memdir", config) as second:
+        first.bank("shared")
+        assert second.banks() == ["shared"] and (tmp_path / "memdir").is_dir()
