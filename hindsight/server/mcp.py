@@ -25,6 +25,7 @@ from hindsight.models import Message, Network
 from hindsight.recall.request import DEFAULT_BUDGET
 from hindsight.server import mcp_text
 from hindsight.server.auth import LOCAL, Caller
+from hindsight.server.errors import error_info
 
 # Who calls, from the HTTP request of a call (None over stdio).
 CallerOf = Callable[[Request | None], Caller]
@@ -68,9 +69,8 @@ def _tool_errors() -> Iterator[None]:
     try:
         yield
     except HindsightError as exc:
-        # A KeyError's str() is the repr of its message; the message itself reads better.
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        raise ToolError(f"{type(exc).__name__}: {message}") from exc
+        info = error_info(exc)
+        raise ToolError(f"{info.type}: {info.message}") from exc
 
 
 def _request(ctx: Context) -> Request | None:

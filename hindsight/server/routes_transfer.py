@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import tempfile
+import itertools
 from collections.abc import AsyncIterator
-from typing import IO
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
@@ -14,33 +13,20 @@ from hindsight.store.transfer import ImportResult
 
 router = APIRouter(prefix="/v1/banks/{bank_id}", tags=["transfer"])
 NDJSON = "application/x-ndjson"
-# An export is held in memory up to this size, then in a temporary file.
-SPOOL_BYTES = 8 * 1024 * 1024
-CHUNK_BYTES = 256 * 1024
+CHUNK_LINES = 500
 
 
 @router.get("/export", response_class=StreamingResponse, responses={200: {"content": {NDJSON: {}}}})
 async def export(bank_id: str, server: Server, who: Who) -> StreamingResponse:
     """The bank as JSON Lines: a header, then its rows; `POST .../import` reads it back."""
     bank = await server.bank(who, bank_id, write=False)
-
-    def spool() -> IO[bytes]:
-        # Written whole, in the bank's lane, before the answer starts: a failure is still an error status rather
-        # than a cut stream.
-        out = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - closed once streamed
-        for line in server.engine.export_bank(bank.id):
-            out.write(line.encode("utf-8"))
-        out.seek(0)
-        return out
-
-    spooled = await server.runner.in_lane(bank_id, spool)
+    # The bank is read whole, in its lane, before the answer starts: a failure is still an error status rather than
+    # a cut stream. The lines are then made from memory as they are sent.
+    lines = await server.runner.in_lane(bank_id, lambda: server.engine.export_bank(bank.id))
 
     async def body() -> AsyncIterator[bytes]:
-        try:
-            while chunk := await server.runner.run(lambda: spooled.read(CHUNK_BYTES)):
-                yield chunk
-        finally:
-            spooled.close()
+        while chunk := await server.runner.run(lambda: "".join(itertools.islice(lines, CHUNK_LINES))):
+            yield chunk.encode("utf-8")
 
     return StreamingResponse(body(), media_type=NDJSON)
 
