@@ -31,6 +31,7 @@ import hashlib
 import json
 import os
 import re
+import sqlite3
 import statistics
 import sys
 import time
@@ -58,6 +59,8 @@ BANK = "latency"
 NO_LLM = HindsightConfig(llm=LLMConfig(backend="none"))
 _DATE_SUFFIX = re.compile(r" \(on [^)]*\)$")
 _NAMES = ["Ava", "Ben", "Chloe", "Dev", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemi", "Liam"]
+# A unit's text starts "<speaker>: "; a later cycle's speaker is "<name> <speaker>", which the cache key drops.
+_RENAMED = re.compile(rf"^(?:{'|'.join(_NAMES)}) (?=[^:]+: )")
 
 
 @dataclass
@@ -73,24 +76,43 @@ class Query:
 
 
 class RotatedEmbedder(Embedder):
-    """Fill-time stand-in for the model call: the real vector of a text without its date, plus cycle noise."""
+    """Fill-time stand-in for the model call: the real vector of a text without its date and cycle name, plus noise
+    seeded by the whole text. The real vectors are kept in a SQLite file, so that a resumed fill does not embed the
+    corpus again."""
 
-    def __init__(self, model: SentenceTransformerEmbedder, noise: float) -> None:
+    def __init__(self, model: SentenceTransformerEmbedder, noise: float, path: Path) -> None:
         self.model, self.noise = model, noise
         self.name, self.dim = model.name, model.dim
-        self._base: dict[str, np.ndarray] = {}
+        self._db = sqlite3.connect(path)
+        self._db.execute("CREATE TABLE IF NOT EXISTS base (key TEXT PRIMARY KEY, vector BLOB NOT NULL)")
+
+    def _base(self, keys: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for i in range(0, len(keys), 500):
+            part = keys[i : i + 500]
+            rows = self._db.execute(f"SELECT key, vector FROM base WHERE key IN ({','.join('?' * len(part))})", part)
+            found.update((k, np.frombuffer(v, dtype=np.float32)) for k, v in rows)
+        missing = [k for k in keys if k not in found]
+        if missing:
+            vectors = self.model.embed(missing).astype(np.float32)
+            with self._db:
+                self._db.executemany("INSERT OR IGNORE INTO base VALUES (?, ?)",
+                                     [(k, v.tobytes()) for k, v in zip(missing, vectors, strict=True)])
+            found.update(zip(missing, vectors, strict=True))
+        return found
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        keys = [_DATE_SUFFIX.sub("", t) for t in texts]
-        missing = list(dict.fromkeys(k for k in keys if k not in self._base))
-        if missing:
-            self._base.update(zip(missing, self.model.embed(missing), strict=True))
+        keys = [_RENAMED.sub("", _DATE_SUFFIX.sub("", t)) for t in texts]
+        base = self._base(list(dict.fromkeys(keys)))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, (key, text) in enumerate(zip(keys, texts, strict=True)):
             seed = int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:8], "little")
-            v = self._base[key] + np.random.default_rng(seed).normal(0, self.noise, self.dim).astype(np.float32)
+            v = base[key] + np.random.default_rng(seed).normal(0, self.noise, self.dim).astype(np.float32)
             out[i] = v / np.linalg.norm(v)
         return out
+
+    def close(self) -> None:
+        self._db.close()
 
 
 def load_corpus(locomo: Path, longmemeval: Path) -> tuple[list[SessionText], list[Query]]:
@@ -128,7 +150,9 @@ def _cycle(sessions: list[SessionText], cycle: int) -> Iterator[tuple[str, Sessi
 def fill(directory: Path, model: SentenceTransformerEmbedder, sessions: list[SessionText], target: int,
          noise: float, per_call: int) -> int:
     """Grow the bank to at least `target` units; resumes from the documents already there."""
-    with Hindsight(directory, NO_LLM, embedder=RotatedEmbedder(model, noise)) as hs:
+    directory.mkdir(parents=True, exist_ok=True)
+    embedder = RotatedEmbedder(model, noise, directory / "fill-vectors.sqlite")
+    with Hindsight(directory, NO_LLM, embedder=embedder) as hs:
         bank = hs.bank(BANK)
         stats = bank.stats()
         have, done = sum(stats.units.values()), stats.documents
@@ -148,7 +172,8 @@ def fill(directory: Path, model: SentenceTransformerEmbedder, sessions: list[Ses
                     have += created
                     bar.update(created)
                 cycle += 1
-        return have
+    embedder.close()
+    return have
 
 
 class GcPauses:
