@@ -188,9 +188,12 @@ def test_forget_removes_unit_everywhere(sample_bank: Bank, hs: Hindsight) -> Non
     label = next(h.label for h in sample_bank.indexes.search_lexical("beagle Pepper", 3)
                  if hs.store.labels_to_ids(sample_bank.id, [h.label]).get(h.label) == unit.id)
     assert sample_bank.links(unit.id)
+    held = sample_bank.indexes.vector_count()
+    assert held == len(sample_bank.indexes.vector_labels()) == len(sample_bank.units())
     sample_bank.forget(unit.id)
     with pytest.raises(UnitNotFoundError):
         sample_bank.get_unit(unit.id)
+    assert sample_bank.indexes.vector_count() == held - 1 == len(sample_bank.indexes.vector_labels())
     assert sample_bank.links(unit.id) == []
     assert all(link.dst != unit.id and link.src != unit.id for link in hs.store.all_links(sample_bank.id))
     assert label not in [h.label for h in sample_bank.indexes.search_lexical("beagle Pepper", 10)]

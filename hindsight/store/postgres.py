@@ -298,7 +298,9 @@ class PostgresSearch(BankSearch):
             return lexical.search(cur, self.bank_id, query, k, lead_weight)
 
     def vector_count(self) -> int:
-        return int(self.store._query("SELECT count(*) FROM units WHERE bank_id=?", (self.bank_id,))[0][0])
+        """The bank's row count kept with the lexical statistics: a count(*) would scan the bank on every recall."""
+        rows = self.store._query("SELECT n_docs FROM lex_banks WHERE bank_id=?", (self.bank_id,))
+        return int(rows[0][0]) if rows else 0
 
     def vector_labels(self) -> set[int]:
         return {int(r[0]) for r in self.store._query(
