@@ -29,16 +29,19 @@ import argparse
 import gc
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 import sqlite3
 import statistics
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -55,6 +58,7 @@ from hindsight.embed.base import Embedder
 from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
 from hindsight.store.sqlite import SQLiteStore
 
+T = TypeVar("T")
 BANK = "latency"
 NO_LLM = HindsightConfig(llm=LLMConfig(backend="none"))
 _DATE_SUFFIX = re.compile(r" \(on [^)]*\)$")
@@ -199,18 +203,52 @@ def _pct(values: list[float], q: int) -> float:
     return float(np.percentile(values, q))
 
 
+def _rss_mb() -> float:
+    """The process's resident memory (Linux /proc), in MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def drop_page_cache() -> bool:
+    """Empty the OS page cache, so that the next open reads from disk (needs root); whether it was done."""
+    try:
+        os.sync()
+        Path("/proc/sys/vm/drop_caches").write_text("1")
+        return True
+    except OSError:
+        return False
+
+
+def open_once(directory: Path, config: HindsightConfig) -> float:
+    """Seconds to open the engine and the bank's indexes, in this (fresh) process."""
+    model = SentenceTransformerEmbedder(EmbedderConfig())
+    t0 = time.perf_counter()
+    with Hindsight(directory, config, embedder=model) as hs:
+        hs.bank(BANK, create=False).indexes.vector_count()  # opens (and loads) the indexes
+        return time.perf_counter() - t0
+
+
 def measure(
-    directory: Path, model: SentenceTransformerEmbedder, queries: list[Query], budget: int,
-    config: HindsightConfig = NO_LLM, gc_freeze: bool = False,
+    directory: Path, queries: list[Query], budget: int, config: HindsightConfig = NO_LLM, gc_freeze: bool = False,
 ) -> dict[str, object]:
-    """Recall each query once with the real model; the bare model embeds it too, interleaved. With `gc_freeze`, the
-    objects alive after the warm-up are moved out of the collector's reach (gc.freeze), as a service would do."""
+    """In this (fresh) process: open the bank, then recall each query once with the real model, the bare model
+    embedding it too, interleaved. Resident memory is read after the model loads, after the open and at the end.
+    With `gc_freeze`, the objects alive after the warm-up are moved out of the collector's reach (gc.freeze)."""
+    model = SentenceTransformerEmbedder(EmbedderConfig())
+    model.embed(["warm-up"])
+    rss_model = _rss_mb()
     totals: list[float] = []
     bare: list[float] = []
     stages: dict[str, list[float]] = {}
     pauses = GcPauses()
+    t0 = time.perf_counter()
     with Hindsight(directory, config, embedder=model) as hs:
         bank = hs.bank(BANK, create=False)
+        bank.indexes.vector_count()
+        open_s = time.perf_counter() - t0
+        rss_open = _rss_mb()
         units = sum(bank.stats().units.values())
         for q in queries[:5]:  # warm-up: indexes loaded, caches filled; these queries are not measured
             bank.recall(q.text + " (warm-up)", budget=budget, query_time=q.when)
@@ -230,6 +268,9 @@ def measure(
         gc.callbacks.remove(pauses.callback)
         if gc_freeze:
             gc.unfreeze()
+        rss_end = _rss_mb()
+        in_process = config.store.backend == "sqlite"  # else the vectors live in the database server
+        vectors_mb = units * model.dim * 4 / 2**20 if in_process else 0.0
     p50 = statistics.median(totals)
     embed = statistics.median(bare)
     return {
@@ -240,7 +281,42 @@ def measure(
         "stages": {k: {"p50_ms": round(statistics.median(v), 2), "p95_ms": round(_pct(v, 95), 2),
                        "p99_ms": round(_pct(v, 99), 2)} for k, v in stages.items()},
         "gc": pauses.summary(),
+        "open_warm_s": round(open_s, 2),
+        "rss_mb": {"model": round(rss_model), "after_open": round(rss_open), "after_queries": round(rss_end),
+                   "vectors": round(vectors_mb)},
+        "rss_bytes_per_unit_beyond_vectors": round(max(rss_end - rss_model - vectors_mb, 0.0) * 2**20 / units),
     }
+
+
+def disk_bytes(directory: Path, config: HindsightConfig) -> int:
+    """What the store holds on disk: the SQLite files and index files, or the Postgres database."""
+    if config.store.backend == "postgres":
+        import psycopg
+
+        with psycopg.connect(str(config.store.dsn)) as conn:
+            row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+            return int(row[0]) if row else 0
+    skip = {"fill-vectors.sqlite", "postgres", "postgres-process"}
+    return sum(f.stat().st_size for top in directory.iterdir() if top.name not in skip
+               for f in ([top] if top.is_file() else top.rglob("*")) if f.is_file())
+
+
+def in_child(fn: Callable[..., T], *args: object) -> T:
+    """fn(*args) in a fresh interpreter: its memory and open time are the bank's alone, not the fill's."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(fn, *args).result()
+
+
+def measure_store(directory: Path, queries: list[Query], budget: int, config: HindsightConfig,
+                  gc_freeze: bool) -> dict[str, object]:
+    """One store's figures: a cold open (page cache dropped first, where allowed), then a warm open and the recalls,
+    each in a fresh process, and the disk used."""
+    dropped = drop_page_cache()
+    cold = in_child(open_once, directory, config)
+    run = in_child(measure, directory, queries, budget, config, gc_freeze)
+    disk = disk_bytes(directory, config)
+    return {**run, "open_cold_s": round(cold, 2), "page_cache_dropped": dropped,
+            "disk_bytes_per_unit": round(disk / int(run["units"]))}  # type: ignore[call-overload]
 
 
 def postgres_copy(directory: Path, model: SentenceTransformerEmbedder) -> HindsightConfig:
@@ -294,11 +370,11 @@ def main() -> None:
         fill(args.dir, model, sessions, target, args.noise, args.per_call)
         for store in args.store:
             if store == "sqlite":
-                runs.append({"store": store, **measure(args.dir, model, queries, args.budget, config, args.gc_freeze)})
+                runs.append({"store": store, **measure_store(args.dir, queries, args.budget, config, args.gc_freeze)})
             else:
                 pg = postgres_copy(args.dir, model).updated({"recall": config.recall.model_dump()})
-                runs.append({"store": store, **measure(args.dir / "postgres-process", model, queries, args.budget, pg,
-                                                       args.gc_freeze)})
+                runs.append({"store": store, **measure_store(args.dir / "postgres-process", queries, args.budget, pg,
+                                                             args.gc_freeze)})
             print(json.dumps(runs[-1]))
     result = {"machine": machine(), "command": " ".join(sys.argv), "recall": config.recall.model_dump(mode="json"),
               "gc_freeze": args.gc_freeze, "runs": runs}

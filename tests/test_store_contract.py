@@ -123,6 +123,9 @@ def test_embeddings_and_labels(db: MemoryStore) -> None:
     assert list(found) == ["e-u2"] and np.allclose(found["e-u2"], vector(2), atol=1e-6)
     indexed = {u.unit_id: u for u in db.indexed_units("b", with_segments=True)}
     assert set(indexed) == {"u1", "u2", "u3", "u4"} and indexed["u1"].lead == "Where do you live?"
+    # Bit-exact float32, however the backend carries vectors (Postgres: its binary format).
+    assert indexed["u2"].embedding.dtype == np.float32
+    assert np.array_equal(indexed["u2"].embedding, np.asarray(vector(2), dtype=np.float32))
     labels = {u.unit_id: u.label for u in indexed.values()}
     only = UnitFilter(networks=frozenset({Network.EXPERIENCE}))
     assert db.labels_to_ids("b", list(labels.values()), only) == {labels["u4"]: "u4"}

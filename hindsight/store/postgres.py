@@ -125,7 +125,7 @@ class PostgresStore(SqlStore):
 
         with self._reading() as conn:
             try:
-                return PgTx(conn).execute(sql, params).fetchall()
+                return PgTx(conn, binary=True).execute(sql, params).fetchall()
             except psycopg.Error as exc:
                 raise StoreError(f"a database read failed: {exc}") from exc
 

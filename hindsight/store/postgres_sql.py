@@ -40,13 +40,15 @@ def parameters(sql: str, params: Sequence[Any]) -> Sequence[Any] | dict[str, Any
 
 class PgTx:
     """A transaction's connection as the shared SQL uses it (store/sql_util.Tx): each statement on a cursor of its
-    own, so that reading one result while running the next statement is safe."""
+    own, so that reading one result while running the next statement is safe. With `binary`, results come in
+    Postgres's binary format: a vector then crosses as packed floats, not as decimal text to parse."""
 
-    def __init__(self, conn: Connection[Any]) -> None:
+    def __init__(self, conn: Connection[Any], binary: bool = False) -> None:
         self.conn = conn
+        self.binary = binary
 
     def execute(self, sql: str, params: Sequence[Any] = (), /) -> Cursor[Any]:
-        return self.conn.execute(to_postgres(sql), parameters(sql, params))
+        return self.conn.execute(to_postgres(sql), parameters(sql, params), binary=self.binary)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> None:
         rows = list(rows)
@@ -67,13 +69,22 @@ def parse_vector(data: bytes | bytearray | memoryview | str) -> np.ndarray:
 
 
 def register_vector(conn: Connection[Any]) -> None:
-    """Read the connection's `vector` values as float32 arrays."""
+    """Read the connection's `vector` values as float32 arrays, in text and in binary results."""
     from psycopg.adapt import Loader
+    from psycopg.pq import Format
 
     class VectorLoader(Loader):
         def load(self, data: Any) -> np.ndarray:
             return parse_vector(data)
 
+    class VectorBinaryLoader(Loader):
+        format = Format.BINARY
+
+        def load(self, data: Any) -> np.ndarray:
+            # pgvector's vector_send: int16 dimensions, int16 unused, then big-endian float4s.
+            return np.frombuffer(bytes(data), dtype=">f4", offset=4).astype(np.float32)
+
     row = conn.execute("SELECT 'vector'::regtype::oid").fetchone()
     assert row is not None
     conn.adapters.register_loader(int(row[0]), VectorLoader)
+    conn.adapters.register_loader(int(row[0]), VectorBinaryLoader)
