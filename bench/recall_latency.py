@@ -203,12 +203,19 @@ def _pct(values: list[float], q: int) -> float:
     return float(np.percentile(values, q))
 
 
-def _rss_mb() -> float:
-    """The process's resident memory (Linux /proc), in MiB."""
+def _rss_mb() -> dict[str, float]:
+    """The process's resident memory (Linux /proc), in MiB: in all, anonymous, and file pages (SQLite's mmap)."""
+    fields = {"VmRSS:": "rss", "RssAnon:": "anon", "RssFile:": "file"}
+    out = {}
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+        key = line.split(maxsplit=1)[0] if line else ""
+        if key in fields:
+            out[fields[key]] = int(line.split()[1]) / 1024
+    return out
+
+
+def _rounded(mb: dict[str, float]) -> dict[str, int]:
+    return {k: round(v) for k, v in mb.items()}
 
 
 def drop_page_cache() -> bool:
@@ -282,9 +289,13 @@ def measure(
                        "p99_ms": round(_pct(v, 99), 2)} for k, v in stages.items()},
         "gc": pauses.summary(),
         "open_warm_s": round(open_s, 2),
-        "rss_mb": {"model": round(rss_model), "after_open": round(rss_open), "after_queries": round(rss_end),
-                   "vectors": round(vectors_mb)},
-        "rss_bytes_per_unit_beyond_vectors": round(max(rss_end - rss_model - vectors_mb, 0.0) * 2**20 / units),
+        "rss_mb": {"model": _rounded(rss_model), "after_open": _rounded(rss_open),
+                   "after_queries": _rounded(rss_end), "vectors": round(vectors_mb)},
+        # Beyond the model and the vectors, in all and in anonymous memory (file pages are the OS's to reclaim).
+        "rss_bytes_per_unit_beyond_vectors": round(
+            max(rss_end["rss"] - rss_model["rss"] - vectors_mb, 0.0) * 2**20 / units),
+        "anon_bytes_per_unit_beyond_vectors": round(
+            max(rss_end["anon"] - rss_model["anon"] - vectors_mb, 0.0) * 2**20 / units),
     }
 
 

@@ -91,7 +91,8 @@ def create_app(path: str | os.PathLike[str], config: HindsightConfig | None = No
                         config.server.keep_operations_s)
         app.state.server = ServerState(engine, keys, runner)
         mcp = build_mcp(engine, config.server.mcp,
-                        caller=lambda request: keys.caller(request.headers.get("authorization") if request else None))
+                        caller=lambda request: keys.caller(request.headers.get("authorization") if request else None),
+                        dispatch=runner.dispatch)
         # The tools are routes of this app at /mcp (a mount would answer /mcp with a redirect); the SDK checks the
         # Host header against the address served.
         app.router.routes.extend(mcp.streamable_http_app(streamable_http_path="/mcp", host=config.server.host).routes)

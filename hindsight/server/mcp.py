@@ -8,7 +8,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, Protocol
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -85,24 +85,39 @@ def _content(text: str | None, messages: list[Message] | None) -> str | list[Mes
     return text if text is not None else list(messages or [])
 
 
-class _Tools:
-    """The tool functions over one engine: each checks the caller's key, then works in a thread so that the event
-    loop serves other calls meanwhile."""
+WorkKind = Literal["read", "write", "llm"]
 
-    def __init__(self, engine: Hindsight, caller: CallerOf, bound: str | None) -> None:
+
+class Dispatch(Protocol):
+    """Where a tool's blocking work runs: `write` work of a bank, `read` work, or `llm` work that waits on a model."""
+
+    def __call__(self, bank_id: str | None, kind: WorkKind, work: Callable[[], str]) -> Awaitable[str]: ...
+
+
+async def in_thread(bank_id: str | None, kind: WorkKind, work: Callable[[], str]) -> str:
+    """Run the work in a thread of asyncio's default pool (`hindsight mcp` over stdio)."""
+    return await asyncio.to_thread(work)
+
+
+class _Tools:
+    """The tool functions over one engine: each checks the caller's key, then hands its work to `dispatch`, so that
+    the event loop serves other calls meanwhile."""
+
+    def __init__(self, engine: Hindsight, caller: CallerOf, bound: str | None, dispatch: Dispatch) -> None:
         self.engine = engine
         self.caller = caller
         self.bound = bound
+        self.dispatch = dispatch
 
-    async def _run(self, ctx: Context, bank_id: str | None, write: bool, work: Callable[[Caller], str]) -> str:
+    async def _run(self, ctx: Context, bank_id: str | None, kind: WorkKind, work: Callable[[Caller], str]) -> str:
         with _tool_errors():
             caller = self.caller(_request(ctx))
-            caller.check(bank_id, write)
-            return await asyncio.to_thread(work, caller)
+            caller.check(bank_id, kind != "read")
+            return await self.dispatch(bank_id, kind, lambda: work(caller))
 
-    async def _on_bank(self, ctx: Context, bank_id: str, write: bool, work: Callable[[Bank], str],
+    async def _on_bank(self, ctx: Context, bank_id: str, kind: WorkKind, work: Callable[[Bank], str],
                        create: bool = False) -> str:
-        return await self._run(ctx, bank_id, write, lambda _: work(self.engine.bank(bank_id, create=create)))
+        return await self._run(ctx, bank_id, kind, lambda _: work(self.engine.bank(bank_id, create=create)))
 
     async def retain(self, ctx: Context, bank_id: BankId, text: Text = None, messages: Messages = None,
                      timestamp: When = None, context: About = None, document_id: DocumentId = None) -> str:
@@ -111,7 +126,7 @@ class _Tools:
         what is worth remembering: facts about the user and others, events, plans, preferences, decisions. Give
         `timestamp` when it happened or was said earlier than now. Retaining the same content again changes
         nothing; the same document_id with new content replaces that document's memories."""
-        return await self._on_bank(ctx, bank_id, True, lambda bank: mcp_text.retain_text(bank.id, bank.retain(
+        return await self._on_bank(ctx, bank_id, "write", lambda bank: mcp_text.retain_text(bank.id, bank.retain(
             _content(text, messages), timestamp=timestamp, context=context, document_id=document_id)), create=True)
 
     async def recall(self, ctx: Context, bank_id: BankId, query: Query, budget: Budget = DEFAULT_BUDGET,
@@ -119,14 +134,14 @@ class _Tools:
         """Search long-term memory: the memories most relevant to the query, best first, each with the date it was
         said (and how long before now), its network, its source document and its id. Fast, and changes nothing:
         call it whenever earlier conversations or facts about someone might matter."""
-        return await self._on_bank(ctx, bank_id, False, lambda bank: mcp_text.recall_text(
+        return await self._on_bank(ctx, bank_id, "read", lambda bank: mcp_text.recall_text(
             bank.id, bank.recall(query, budget=budget, networks=networks)))
 
     async def reflect(self, ctx: Context, bank_id: BankId, query: Query, budget: AnswerBudget = None) -> str:
         """Answer a question by reasoning over memory: the server's LLM recalls, answers in the bank's own voice
         citing the memories it used, and may form or update the bank's opinions (stored as memories). Slower than
         recall and needs an LLM on the server; to look something up, use recall."""
-        return await self._on_bank(ctx, bank_id, True, lambda bank: mcp_text.reflect_text(
+        return await self._on_bank(ctx, bank_id, "llm", lambda bank: mcp_text.reflect_text(
             bank.reflect(query, budget=budget)))
 
     async def forget(self, ctx: Context, bank_id: BankId, unit_id: UnitId = None, entity: EntityName = None,
@@ -134,7 +149,7 @@ class _Tools:
         """Delete memories for good: one memory (unit_id), every memory of a document, or every memory that
         mentions an entity; give exactly one. Opinions and observations drawn from them go too. It cannot be
         undone: use it when the user asks to forget something."""
-        return await self._on_bank(ctx, bank_id, True, lambda bank: mcp_text.forget_text(
+        return await self._on_bank(ctx, bank_id, "write", lambda bank: mcp_text.forget_text(
             bank.id, bank.forget(unit_id, entity=entity, document=document)))
 
     async def list_banks(self, ctx: Context) -> str:
@@ -143,11 +158,11 @@ class _Tools:
             banks = self.engine.banks() if self.bound is None else [b for b in self.engine.banks() if b == self.bound]
             return mcp_text.banks_text(caller.visible(banks))
 
-        return await self._run(ctx, None, False, listing)
+        return await self._run(ctx, None, "read", listing)
 
     async def bank_stats(self, ctx: Context, bank_id: BankId) -> str:
         """Count a bank's memories by network, and its documents, entities and links."""
-        return await self._on_bank(ctx, bank_id, False, lambda bank: mcp_text.stats_text(bank.stats()))
+        return await self._on_bank(ctx, bank_id, "read", lambda bank: mcp_text.stats_text(bank.stats()))
 
 
 def _bound(tool: Tool, bank_id: str) -> Tool:
@@ -195,12 +210,14 @@ def _server() -> MCPServer[Any]:
     return server
 
 
-def build_mcp(engine: Hindsight, config: McpConfig, caller: CallerOf | None = None) -> MCPServer[Any]:
+def build_mcp(engine: Hindsight, config: McpConfig, caller: CallerOf | None = None,
+              dispatch: Dispatch = in_thread) -> MCPServer[Any]:
     """The MCP server of `engine` with the tools `config` offers. `caller(request)` names the key of each call
     (the HTTP request over streamable HTTP, None over stdio; default: LOCAL, full access); AccessDeniedError and
-    NotAuthenticatedError become tool errors. Serve it with `.run("stdio")` or `.streamable_http_app()`."""
+    NotAuthenticatedError become tool errors. `dispatch` runs each tool's work (default: a thread each). Serve it
+    with `.run("stdio")` or `.streamable_http_app()`."""
     bound = validate.bank_id(config.bank) if config.bank is not None else None
-    tools = _Tools(engine, caller or (lambda _: LOCAL), bound)
+    tools = _Tools(engine, caller or (lambda _: LOCAL), bound, dispatch)
     server = _server()
     for name in config.offered():
         tool: Tool = getattr(tools, name)

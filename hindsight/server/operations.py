@@ -36,6 +36,8 @@ T = TypeVar("T")
 Kind = Literal["retain", "reason"]
 # How often a wait polls the store for an operation another process runs.
 _POLL_S = 0.2
+# How often, at most, finished operations past `keep_s` are deleted (one DELETE, not one per request).
+_EXPIRE_EVERY_S = 60.0
 
 
 # Writes run this much below the process's scheduling priority (Linux sets it per thread), so that under load the
@@ -104,6 +106,7 @@ class Runner:
                                               initializer=_lower_priority)
         self._lanes = Lanes(self._write_pool)
         self._running: dict[str, Future[BaseModel]] = {}
+        self._expired_at = float("-inf")
         if interrupted := store.interrupt_operations():
             log.warning("%d operations of a server that stopped were marked failed", interrupted)
 
@@ -116,10 +119,18 @@ class Runner:
         """Run a write in the bank's lane, after the writes submitted before it."""
         return await asyncio.wrap_future(self._lanes.submit(bank_id, fn))
 
+    async def dispatch(self, bank_id: str | None, kind: Literal["read", "write", "llm"], work: Callable[[], T]) -> T:
+        """Run an MCP tool's work where the same HTTP route's would run."""
+        if kind == "write" and bank_id is not None:
+            return await self.in_lane(bank_id, work)
+        return await self.run(work, llm=kind == "llm")
+
     def start(self, bank_id: str, kind: Kind, fn: Callable[[], BaseModel]) -> Operation:
         """Record an operation and start it: retains in the bank's lane, reasoning on the LLM pool."""
         now = time.time()
-        self.store.expire_operations(now - self.keep_s)
+        if time.monotonic() - self._expired_at >= _EXPIRE_EVERY_S:
+            self._expired_at = time.monotonic()
+            self.store.expire_operations(now - self.keep_s)
         record = OperationRecord(id=uuid.uuid4().hex, bank_id=bank_id, kind=kind, status="pending", created_at=now)
         self.store.add_operation(record)
         future = self._lanes.submit(bank_id, fn) if kind == "retain" else self._llm_pool.submit(fn)

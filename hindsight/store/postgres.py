@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -69,6 +70,7 @@ class PostgresStore(SqlStore):
         self._conns_lock = threading.Lock()
         self._closed = False
         self._dims: set[int] = set()
+        self._ef_search: weakref.WeakKeyDictionary[Connection[Any], int] = weakref.WeakKeyDictionary()
         self._reads = CallGate(lambda: StoreClosedError("the store is closed"))
         self._writer = self._connect(migrating=True)
 
@@ -283,10 +285,13 @@ class PostgresSearch(BankSearch):
                                   "ef": max(self.store._hnsw.ef_search, k)}
         if allowed is not None:
             params["allowed"] = sorted(allowed)
-        with self.store._reading() as conn, conn.transaction():
-            # An iterative scan goes on past the first ef_search candidates until k rows of this bank pass.
-            conn.execute("SELECT set_config('hnsw.ef_search', %(ef)s::text, true), "
-                         "set_config('hnsw.iterative_scan', 'relaxed_order', true)", params)
+        with self.store._reading() as conn:
+            if self.store._ef_search.get(conn) != params["ef"]:
+                # Session settings, sent only when they change: a search is then one round trip. An iterative scan
+                # goes on past the first ef_search candidates until k rows of this bank pass.
+                conn.execute("SELECT set_config('hnsw.ef_search', %(ef)s::text, false), "
+                             "set_config('hnsw.iterative_scan', 'relaxed_order', false)", params)
+                self.store._ef_search[conn] = params["ef"]
             rows = conn.execute(  # SQL built from fixed parts and an int
                 f"SELECT label, {self._distance} AS d FROM units WHERE bank_id = %(bank)s AND dim = {self.dim}{where} "
                 f"ORDER BY d LIMIT %(k)s", params).fetchall()

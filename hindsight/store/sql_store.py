@@ -166,6 +166,7 @@ class SqlStore(GraphQueries, IndexQueries, IntegrityQueries, OperationQueries, R
 
     def _insert_units(self, c: Tx, bank_id: str, batch: WriteBatch) -> dict[str, int]:
         labels: dict[str, int] = {}
+        mentions: list[tuple[int, str]] = []
         for nu in batch.add_units:
             u = nu.unit
             row = c.execute(
@@ -184,10 +185,8 @@ class SqlStore(GraphQueries, IndexQueries, IntegrityQueries, OperationQueries, R
             ).fetchone()
             label = int(row[0])
             labels[u.id] = label
-            c.executemany(
-                "INSERT INTO unit_entities(unit_label, entity_id) VALUES(?,?) ON CONFLICT DO NOTHING",
-                [(label, eid) for eid in nu.entity_ids],
-            )
+            mentions += [(label, eid) for eid in nu.entity_ids]
+        c.executemany("INSERT INTO unit_entities(unit_label, entity_id) VALUES(?,?) ON CONFLICT DO NOTHING", mentions)
         return labels
 
     def _insert_links(self, c: Tx, bank_id: str, links: list[Link], labels: dict[str, int]) -> None:
