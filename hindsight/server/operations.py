@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import sys
 import threading
 import time
 import uuid
@@ -38,21 +36,6 @@ Kind = Literal["retain", "reason"]
 _POLL_S = 0.2
 # How often, at most, finished operations past `keep_s` are deleted (one DELETE, not one per request).
 _EXPIRE_EVERY_S = 60.0
-
-
-# Writes run this much below the process's scheduling priority (Linux sets it per thread), so that under load the
-# kernel gives the cores to recalls first; a write still runs whenever a core is free.
-_WRITE_NICE = 10
-
-
-def _lower_priority() -> None:
-    """Lower the calling thread's CPU priority where the OS sets it per thread; threads it starts inherit it."""
-    if sys.platform == "linux":
-        try:
-            tid = threading.get_native_id()
-            os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + _WRITE_NICE)
-        except OSError as exc:  # a sandbox may refuse it: the writes then share the cores evenly
-            log.info("write threads keep the process priority: %s", exc)
 
 
 class Lanes:
@@ -102,9 +85,7 @@ class Runner:
         self.keep_s = keep_s
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="hindsight-request")
         self._llm_pool = ThreadPoolExecutor(llm_threads, thread_name_prefix="hindsight-llm")
-        self._write_pool = ThreadPoolExecutor(threads, thread_name_prefix="hindsight-write",
-                                              initializer=_lower_priority)
-        self._lanes = Lanes(self._write_pool)
+        self._lanes = Lanes(self._pool)
         self._running: dict[str, Future[BaseModel]] = {}
         self._expired_at = float("-inf")
         if interrupted := store.interrupt_operations():
@@ -170,7 +151,6 @@ class Runner:
 
     def close(self) -> None:
         """Finish the work in flight (every acknowledged retain commits), then stop the pools."""
-        self._write_pool.shutdown(wait=True)
         self._pool.shutdown(wait=True)
         self._llm_pool.shutdown(wait=True)
 
