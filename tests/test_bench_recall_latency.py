@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.recall_latency import BANK, GcPauses, Query, SessionText, fill, measure, postgres_copy
+from bench.recall_latency import BANK, NO_LLM, GcPauses, Query, SessionText, disk_bytes, fill, measure, postgres_copy
 from hindsight import Hindsight, Message
 from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
 from tests.postgres_server import fresh_database, postgres_dsn
@@ -35,10 +35,14 @@ def test_the_filled_bank_is_measured_on_postgres_too(tmp_path: Path, minilm: Sen
     sessions = [SessionText([Message(speaker="Maya", content=f"Maya cooked dish number {i} for Bob in Denver.")],
                             day + timedelta(days=i)) for i in range(6)]
     have = fill(tmp_path, minilm, sessions, 6, 0.0, 3)
+    assert disk_bytes(tmp_path, NO_LLM) > 0  # the SQLite files, without the fill's own vector cache
     config = postgres_copy(tmp_path, minilm)
     queries = [Query(f"What did Maya cook for Bob? ({i})", day + timedelta(days=9)) for i in range(8)]
-    run = measure(tmp_path / "postgres-process", minilm, queries, 500, config)
+    run = measure(tmp_path / "postgres-process", queries, 500, config)
     assert run["units"] == have and run["queries"] == 3
+    assert float(run["open_warm_s"]) > 0 and int(run["anon_bytes_per_unit_beyond_vectors"]) >= 0  # type: ignore[arg-type]
+    assert run["rss_mb"]["vectors"] == 0  # type: ignore[index]  # Postgres holds them, not the process
+    assert disk_bytes(tmp_path, config) > 0
     with Hindsight(tmp_path / "check", config, embedder=minilm) as hs:
         labels = {u.id for u in hs.bank(BANK, create=False).units()}
     assert postgres_copy(tmp_path, minilm) == config  # the same bank: not copied again

@@ -187,7 +187,8 @@ def test_inspection_routes_and_pages(api: httpx.Client) -> None:
     assert report["problems"] == [] and report["units"] == total
     graph = api.get("/v1/banks/alice/graph").json()
     assert {n["kind"] for n in graph["nodes"]} == {"unit", "entity"} and graph["edges"]
-    assert "/v1/banks/{bank_id}/recall" in api.get("/openapi.json").json()["paths"]
+    recall = api.get("/openapi.json").json()["paths"]["/v1/banks/{bank_id}/recall"]["post"]
+    assert recall["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/RecallResult")
     assert api.get("/docs").status_code == 200
 
 
