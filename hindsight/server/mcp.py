@@ -8,7 +8,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Protocol
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -26,6 +26,7 @@ from hindsight.recall.request import DEFAULT_BUDGET
 from hindsight.server import mcp_text
 from hindsight.server.auth import LOCAL, Caller
 from hindsight.server.errors import error_info
+from hindsight.server.operations import WorkKind
 
 # Who calls, from the HTTP request of a call (None over stdio).
 CallerOf = Callable[[Request | None], Caller]
@@ -83,9 +84,6 @@ def _content(text: str | None, messages: list[Message] | None) -> str | list[Mes
     if (text is None) == (messages is None):
         raise InvalidInputError("retain takes text or messages: exactly one of them")
     return text if text is not None else list(messages or [])
-
-
-WorkKind = Literal["read", "write", "llm"]
 
 
 class Dispatch(Protocol):

@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Kind = Literal["retain", "reason"]
+# Where a request's work runs: the request pool, the bank's lane, or the LLM pool.
+WorkKind = Literal["read", "write", "llm"]
 # How often a wait polls the store for an operation another process runs.
 _POLL_S = 0.2
 # How often, at most, finished operations past `keep_s` are deleted (one DELETE, not one per request).
@@ -100,7 +102,7 @@ class Runner:
         """Run a write in the bank's lane, after the writes submitted before it."""
         return await asyncio.wrap_future(self._lanes.submit(bank_id, fn))
 
-    async def dispatch(self, bank_id: str | None, kind: Literal["read", "write", "llm"], work: Callable[[], T]) -> T:
+    async def dispatch(self, bank_id: str | None, kind: WorkKind, work: Callable[[], T]) -> T:
         """Run an MCP tool's work where the same HTTP route's would run."""
         if kind == "write" and bank_id is not None:
             return await self.in_lane(bank_id, work)
