@@ -151,15 +151,31 @@ def _cycle(sessions: list[SessionText], cycle: int) -> Iterator[tuple[str, Sessi
         yield f"c{cycle}-s{n}", SessionText(messages, s.date + shift)
 
 
+@dataclass
+class FillRun:
+    """One fill step: the bank's units before and after, and the wall time it took."""
+
+    units_before: int
+    units: int
+    seconds: float
+
+    def summary(self) -> dict[str, float]:
+        added = self.units - self.units_before
+        return {"units_before": self.units_before, "units": self.units, "seconds": round(self.seconds, 1),
+                "units_per_s": round(added / self.seconds, 1) if added else 0.0}
+
+
 def fill(directory: Path, model: SentenceTransformerEmbedder, sessions: list[SessionText], target: int,
-         noise: float, per_call: int) -> int:
+         noise: float, per_call: int) -> FillRun:
     """Grow the bank to at least `target` units; resumes from the documents already there."""
+    start = time.perf_counter()
     directory.mkdir(parents=True, exist_ok=True)
     embedder = RotatedEmbedder(model, noise, directory / "fill-vectors.sqlite")
     with Hindsight(directory, NO_LLM, embedder=embedder) as hs:
         bank = hs.bank(BANK)
         stats = bank.stats()
         have, done = sum(stats.units.values()), stats.documents
+        before = have
         with tqdm(total=target, initial=min(have, target), desc=f"fill to {target}", unit="unit") as bar:
             cycle = 0
             while have < target:
@@ -177,7 +193,7 @@ def fill(directory: Path, model: SentenceTransformerEmbedder, sessions: list[Ses
                     bar.update(created)
                 cycle += 1
     embedder.close()
-    return have
+    return FillRun(before, have, time.perf_counter() - start)
 
 
 class GcPauses:
@@ -378,14 +394,15 @@ def main() -> None:
     queries = queries[: args.queries + 5]
     runs = []
     for target in sorted(args.units):
-        fill(args.dir, model, sessions, target, args.noise, args.per_call)
+        grown = fill(args.dir, model, sessions, target, args.noise, args.per_call).summary()
         for store in args.store:
             if store == "sqlite":
-                runs.append({"store": store, **measure_store(args.dir, queries, args.budget, config, args.gc_freeze)})
+                runs.append({"store": store, "fill": grown,
+                             **measure_store(args.dir, queries, args.budget, config, args.gc_freeze)})
             else:
                 pg = postgres_copy(args.dir, model).updated({"recall": config.recall.model_dump()})
-                runs.append({"store": store, **measure_store(args.dir / "postgres-process", queries, args.budget, pg,
-                                                             args.gc_freeze)})
+                runs.append({"store": store, "fill": grown, **measure_store(
+                    args.dir / "postgres-process", queries, args.budget, pg, args.gc_freeze)})
             print(json.dumps(runs[-1]))
     result = {"machine": machine(), "command": " ".join(sys.argv), "recall": config.recall.model_dump(mode="json"),
               "gc_freeze": args.gc_freeze, "runs": runs}

@@ -34,7 +34,11 @@ def test_the_filled_bank_is_measured_on_postgres_too(tmp_path: Path, minilm: Sen
     day = datetime(2024, 5, 1, 9, tzinfo=timezone.utc)
     sessions = [SessionText([Message(speaker="Maya", content=f"Maya cooked dish number {i} for Bob in Denver.")],
                             day + timedelta(days=i)) for i in range(6)]
-    have = fill(tmp_path, minilm, sessions, 6, 0.0, 3)
+    grown = fill(tmp_path, minilm, sessions, 6, 0.0, 3)
+    have = grown.units
+    assert grown.units_before == 0 and have >= 6 and grown.summary()["units_per_s"] > 0
+    assert fill(tmp_path, minilm, sessions, 6, 0.0, 3).summary() == {  # resumed: nothing left to do
+        "units_before": have, "units": have, "seconds": pytest.approx(0.0, abs=5.0), "units_per_s": 0.0}
     assert disk_bytes(tmp_path, NO_LLM) > 0  # the SQLite files, without the fill's own vector cache
     config = postgres_copy(tmp_path, minilm)
     queries = [Query(f"What did Maya cook for Bob? ({i})", day + timedelta(days=9)) for i in range(8)]

@@ -351,6 +351,15 @@ def test_co_occurrence_lifts_a_borderline_match(resolver: EntityResolver) -> Non
     assert resolver.resolve(person("Robert"), T0, {"london"}, [with_co]).entity_id is None
 
 
+def test_plausible_is_what_resolve_scores(resolver: EntityResolver) -> None:
+    names = [cand("Robert Smith"), cand("Roberta Smith"), cand("Acme", "ORG"), cand("Bob")]
+    assert [c.name for c in resolver.plausible(person("Robert"), names)] == ["Robert Smith", "Bob"]
+    assert resolver.plausible(person("..."), names) == []
+    # A candidate left out cannot win whatever its context.
+    acme = cand("Acme", "ORG", co=("robert",))
+    assert resolver.resolve(person("Robert"), T0, {"robert"}, [acme]).entity_id is None
+
+
 def test_recency_lifts_a_borderline_match(resolver: EntityResolver) -> None:
     recent = cand("Robert Smith", last_seen=T0 - timedelta(hours=1))
     res = resolver.resolve(person("Robert"), T0, set(), [recent])

@@ -12,6 +12,7 @@ from hindsight.bank import Bank
 from hindsight.config import EntityConfig
 from hindsight.models import Entity, EntityCandidate, EntityMention
 from hindsight.retain.entities import EntityResolver
+from hindsight.retain.resolve import _Batch
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -135,3 +136,17 @@ def test_entities_are_seen_when_they_are_mentioned_not_when_the_fact_happened(hs
     [city] = entities_with(b, "Reykjavik")
     assert city.first_seen is not None and city.last_seen is not None
     assert city.first_seen.date().isoformat() == city.last_seen.date().isoformat() == "2024-05-01"
+
+
+def test_a_batch_reads_co_occurrence_once_and_only_for_the_candidates_asked(bank: Bank) -> None:
+    bank.retain([{"speaker": "Mara", "role": "user", "content": "Tom and Priya hiked Mount Tam with Mara."}],
+                timestamp="2024-04-02T18:00:00+00:00")
+    store = bank._services.store
+    batch = _Batch(store, bank.id)
+    found = batch.candidates({"tom", "priya"})
+    assert found and all(c.cooccurring == set() for c in found.values())
+    tom = next(c for c in found.values() if c.name == "Tom")
+    batch.read_cooccurrence([tom])
+    assert tom.cooccurring == store.entity_cooccurrence(bank.id, [tom.id], 50)[tom.id] >= {"mara"}
+    assert all(c.cooccurring == set() for c in found.values() if c is not tom)
+    assert list(batch.cooccurrence) == [tom.id]

@@ -145,8 +145,11 @@ def test_graph_reads(db: MemoryStore) -> None:
     assert [c.value for c in db.unit_claims("b", [labels["u3"]])[labels["u3"]]] == ["boulder"]
     timed = db.units_in_time("b", T0 + timedelta(days=4), T0 + timedelta(days=7), 0, 10)
     assert sorted(t.unit_id for t in timed) == ["u3", "u4"]
-    candidates = db.entity_candidates("b", {"maya"}, 10)
-    assert [(c.id, c.name) for c in candidates] == [("e-maya", "Maya")]
+    candidates = db.entity_candidates("b", {"maya", "bob"})
+    assert sorted((c.id, c.name, tuple(c.aliases)) for c in candidates) == [
+        ("e-bob", "Bob", ("Bob",)), ("e-maya", "Maya", ("Maya",))]
+    assert db.entity_cooccurrence("b", ["e-maya", "e-bob", "e-none"], 10) == {"e-maya": {"bob"}, "e-bob": {"maya"}}
+    assert db.entity_cooccurrence("b", [], 10) == {}
     assert db.entity_unit_counts("b", ["e-maya", "e-bob"]) == {"e-maya": 3, "e-bob": 2}
     assert {(r.id, r.name) for refs in db.unit_entities("b", ["u2"]).values() for r in refs} == {
         ("e-maya", "Maya"), ("e-bob", "Bob")}

@@ -3,7 +3,8 @@
 A mention m goes to the candidate e maximizing
     alpha * sim_str(m, e) + beta * sim_co(m, e) + gamma * sim_temp(m, e)
 when that score reaches `EntityConfig.threshold`. The resolver is pure logic: the store fetches
-candidates by `blocking_keys`, passes them in, and applies the returned `Resolution`.
+candidates by `blocking_keys`, reads co-occurrence for the `plausible` ones, passes them in, and applies the returned
+`Resolution`.
 Store contract: index every entity under `blocking_keys(name)` and `blocking_keys(alias)` of each
 alias; keep `cooccurring` and `context` as `normalize_name(clean_mention(text))`.
 """
@@ -11,6 +12,7 @@ alias; keep `cooccurring` and `context` as `normalize_name(clean_mention(text))`
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -256,6 +258,32 @@ class EntityResolver:
         key = name_key(mention)
         return self._string_score(key, candidate, self._pair_table(key))[0] if key.joined else 0.0
 
+    def plausible(self, mention: EntityMention, candidates: list[EntityCandidate]) -> list[EntityCandidate]:
+        """The candidates `resolve` scores for this mention; the others it skips whatever their context."""
+        return [m[0] for m in self._matches(mention, candidates)]
+
+    def _matches(
+        self, mention: EntityMention, candidates: list[EntityCandidate]
+    ) -> Iterator[tuple[EntityCandidate, float, bool, bool]]:
+        """Each plausible candidate with its string score, whether that match is literal, and label compatibility."""
+        key = name_key(mention.text)
+        if not key.joined:
+            return
+        group = _label_group(mention.label)
+        table = self._pair_table(key)
+        for cand in candidates:
+            cgroup = _label_group(cand.label)
+            # An unknown label fits anything.
+            compatible = not group or not cgroup or group == cgroup or frozenset({group, cgroup}) in _COMPATIBLE_GROUPS
+            string, literal = self._string_score(key, cand, table)
+            if string >= 1.0 and not literal and group == "PLACE":
+                continue  # a city names many things after it: "Boston" is not "Boston Airport"
+            if string <= 0.0 and _acronym(mention.text, cand):
+                string, literal = 1.0, False
+            if string <= 0.0 or not (compatible or (literal and string >= 1.0)):
+                continue
+            yield cand, string, literal, compatible
+
     def resolve(
         self,
         mention: EntityMention,
@@ -276,27 +304,14 @@ class EntityResolver:
         threshold literally would split "Alice" from "Alice" a month later.
         Never raises on odd text; see `Resolution` for the empty-name case.
         """
-        key = name_key(mention.text)
         label = _norm_label(mention.label)
-        if not key.joined:
+        if not name_key(mention.text).joined:
             return Resolution(None, "", label, 0.0, 0.0, "")
-        group = _label_group(mention.label)
-        table = self._pair_table(key)
         alpha, beta, gamma = self.config.alpha, self.config.beta, self.config.gamma
         now, window, n_context = _aware(when), self._window, len(context)
         best: EntityCandidate | None = None
         best_rank: tuple[int, bool, float, float, bool, float] = (-1, False, 0.0, 0.0, False, 0.0)
-        for cand in candidates:
-            cgroup = _label_group(cand.label)
-            # An unknown label fits anything.
-            compatible = not group or not cgroup or group == cgroup or frozenset({group, cgroup}) in _COMPATIBLE_GROUPS
-            string, literal = self._string_score(key, cand, table)
-            if string >= 1.0 and not literal and group == "PLACE":
-                continue  # a city names many things after it: "Boston" is not "Boston Airport"
-            if string <= 0.0 and _acronym(mention.text, cand):
-                string, literal = 1.0, False
-            if string <= 0.0 or not (compatible or (literal and string >= 1.0)):
-                continue
+        for cand, string, literal, compatible in self._matches(mention, candidates):
             # sim_co: share of this unit's other entities already seen with the candidate.
             co = len(context & cand.cooccurring) / n_context if n_context else 0.0
             # sim_temp: linear decay over the recency window, in either direction of time, so

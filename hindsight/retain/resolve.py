@@ -56,17 +56,30 @@ class _Batch:
         self.made: dict[str, EntityCandidate] = {}
         # The store does not change during the batch, and names recur from turn to turn.
         self.stored: dict[frozenset[str], list[EntityCandidate]] = {}
+        self.cooccurrence: dict[str, set[str]] = {}  # entity id -> stored co-occurrence, read when first needed
 
     def candidates(self, keys: set[str]) -> dict[str, EntityCandidate]:
+        """Stored and in-batch candidates, without the stored co-occurrence (see `read_cooccurrence`)."""
         frozen = frozenset(keys)
-        if frozen not in self.stored:
-            self.stored[frozen] = self.store.entity_candidates(self.bank_id, keys, _COOCCURRENCE_UNITS)
-        found = {c.id: c for c in self.stored[frozen]}
+        stored = self.stored.get(frozen)
+        if stored is None:
+            stored = self.stored[frozen] = self.store.entity_candidates(self.bank_id, keys)
+        found = {c.id: c for c in stored}
         # The batch's own copy of an entity, with the aliases it gained (the store indexes the older ones).
         for entity_id, cand in self.made.items():
             if entity_id in found or not keys.isdisjoint(self.writes[entity_id].keys):
                 found[entity_id] = cand
         return found
+
+    def read_cooccurrence(self, candidates: list[EntityCandidate]) -> None:
+        """Add the stored co-occurrence to these candidates: only the resolver's scoring uses it, and reading it
+        for every candidate was most of a retain's entity work."""
+        unread = [c.id for c in candidates if c.id not in self.cooccurrence]
+        if unread:
+            found = self.store.entity_cooccurrence(self.bank_id, unread, _COOCCURRENCE_UNITS)
+            self.cooccurrence.update((i, found.get(i, set())) for i in unread)
+        for c in candidates:
+            c.cooccurring |= self.cooccurrence[c.id]
 
     def place(
         self, res: Resolution, candidates: dict[str, EntityCandidate], when: datetime, context: set[str]
@@ -122,6 +135,8 @@ def resolve_entities(
                 res = Resolution(named, entity.name, entity.label, 1.0, 1.0, clean_mention(mention.text))
             else:
                 candidates = batch.candidates(keys)
+                if context:  # sim_co is 0 without other entities in the fact
+                    batch.read_cooccurrence(resolver.plausible(mention, list(candidates.values())))
                 res = resolver.resolve(mention, when, context, list(candidates.values()))
             if res.alias:
                 write = batch.place(res, candidates, when, context)

@@ -318,7 +318,11 @@ class GraphStore(ABC):
     """The temporal entity graph: entities, links, claims, and the reads recall and reasoning make of them."""
 
     @abstractmethod
-    def entity_candidates(self, bank_id: str, keys: set[str], cooccurrence_units: int) -> list[EntityCandidate]: ...
+    def entity_candidates(self, bank_id: str, keys: set[str]) -> list[EntityCandidate]:
+        """Up to 64 entities with one of the blocking keys, with their aliases; co-occurrence is read apart."""
+    @abstractmethod
+    def entity_cooccurrence(self, bank_id: str, entity_ids: list[str], units: int) -> dict[str, set[str]]:
+        """The normalized names of the entities that share one of each entity's `units` most recent units."""
     @abstractmethod
     def list_entities(self, bank_id: str) -> list[Entity]: ...
     @abstractmethod

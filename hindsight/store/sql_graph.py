@@ -34,7 +34,7 @@ class GraphQueries:
     @abstractmethod
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
 
-    def entity_candidates(self, bank_id: str, keys: set[str], cooccurrence_units: int) -> list[EntityCandidate]:
+    def entity_candidates(self, bank_id: str, keys: set[str]) -> list[EntityCandidate]:
         if not keys:
             return []
         ks = sorted(keys)
@@ -45,21 +45,36 @@ class GraphQueries:
                 (bank_id, *ks),
             )
         ]
-        out = []
-        for eid in ids:
-            row = self._query("SELECT name, label, last_seen FROM entities WHERE id=?", (eid,))
-            if not row:
-                continue
-            name, label, last_seen = row[0]
-            aliases = [r[0] for r in self._query("SELECT alias FROM entity_aliases WHERE entity_id=?", (eid,))]
-            co = self._query(
-                "SELECT DISTINCT e2.name FROM (SELECT unit_label FROM unit_entities WHERE entity_id=? "
-                "ORDER BY unit_label DESC LIMIT ?) r JOIN unit_entities ue ON ue.unit_label=r.unit_label "
-                "JOIN entities e2 ON e2.id=ue.entity_id WHERE e2.id<>?",
-                (eid, cooccurrence_units, eid),
-            )
-            out.append(EntityCandidate(eid, name, label, aliases, _dt(last_seen), {normalize_name(r[0]) for r in co}))
-        return out
+        if not ids:
+            return []
+        marks = _marks(len(ids))
+        sql = f"SELECT id, name, label, last_seen FROM entities WHERE id IN ({marks})"
+        rows = {r[0]: r[1:] for r in self._query(sql, ids)}
+        aliases: dict[str, list[str]] = {}
+        for eid, alias in self._query(
+            f"SELECT entity_id, alias FROM entity_aliases WHERE entity_id IN ({marks}) ORDER BY entity_id, alias", ids
+        ):
+            aliases.setdefault(eid, []).append(alias)
+        return [
+            EntityCandidate(eid, r[0], r[1], aliases.get(eid, []), _dt(r[2]))
+            for eid in ids
+            if (r := rows.get(eid)) is not None
+        ]
+
+    def entity_cooccurrence(self, bank_id: str, entity_ids: list[str], units: int) -> dict[str, set[str]]:
+        if not entity_ids:
+            return {}
+        co: dict[str, set[str]] = {}
+        # Each entity's own most recent units: a correlated LIMIT stops early on popular entities.
+        for eid, name in self._query(
+            "SELECT DISTINCT c.id, e2.name FROM entities c JOIN unit_entities ue ON ue.unit_label IN "
+            "(SELECT r.unit_label FROM unit_entities r WHERE r.entity_id=c.id ORDER BY r.unit_label DESC LIMIT ?) "
+            f"JOIN entities e2 ON e2.id=ue.entity_id WHERE c.bank_id=? AND c.id IN ({_marks(len(entity_ids))}) "
+            "AND e2.id<>c.id",
+            (units, bank_id, *entity_ids),
+        ):
+            co.setdefault(eid, set()).add(normalize_name(name))
+        return co
 
     def list_entities(self, bank_id: str) -> list[Entity]:
         rows = self._query(
