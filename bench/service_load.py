@@ -11,7 +11,9 @@ One bank is filled to --units (bench/recall_latency.py's fill, resumable in --di
    same recalls and new sessions;
 3. --clients concurrent clients for --seconds: 80% recall, 20% retain of a new 6-turn session.
 Then every acknowledged retain is looked for among the bank's units, and GET /check must be ok. Latencies are wall
-time per call as the client sees it; p50/p95/p99 per route and throughput are reported.
+time per call as the client sees it; p50/p95/p99 per route and throughput are reported. For recalls, the engine's own
+time (`timings_ms`) is reported beside it, and where the slowest 5% spent theirs. Each run works on a fresh copy of
+the filled bank (DIR-run), so that the retains of earlier runs do not grow it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import argparse
 import itertools
 import json
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -39,6 +42,7 @@ from tqdm import tqdm
 from bench import machine
 from bench.recall_latency import BANK, NO_LLM, Query, SessionText, fill, load_corpus
 from hindsight import Hindsight
+from hindsight.bank import Bank
 from hindsight.config import EmbedderConfig
 from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
 from tests.served import served
@@ -49,34 +53,58 @@ RECALL_SHARE = 0.8
 
 @dataclass
 class Calls:
-    """Wall times (ms) per route, and the failures."""
+    """Wall times (ms) per route, the recalls' own stage timings, and the failures."""
 
     ms: dict[str, list[float]] = field(default_factory=dict)
+    # Per recall: the client's wall time, and the engine's `timings_ms` (its stages and "total").
+    recall_stages: list[tuple[float, dict[str, float]]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     retained: list[str] = field(default_factory=list)  # document ids of acknowledged retains
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def timed(self, route: str, call: Callable[[], Any]) -> None:
+    def timed(self, route: str, call: Callable[[], dict[str, float] | None]) -> None:
+        """Time one call; a call that returns the engine's stage timings has them kept beside its wall time."""
         t0 = time.perf_counter()
         try:
-            call()
+            stages = call()
         except Exception as exc:  # a failed call is counted and named, and the run goes on
             with self.lock:
                 self.errors.append(f"{route}: {type(exc).__name__}: {str(exc)[:200]}")
             return
+        ms = (time.perf_counter() - t0) * 1000
         with self.lock:
-            self.ms.setdefault(route, []).append((time.perf_counter() - t0) * 1000)
+            self.ms.setdefault(route, []).append(ms)
+            if stages is not None:
+                self.recall_stages.append((ms, stages))
 
     def summary(self, seconds: float | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {"errors": len(self.errors), "first_errors": self.errors[:5]}
         for route, values in self.ms.items():
-            ordered = sorted(values)
-            out[route] = {"calls": len(values), "p50_ms": round(statistics.median(values), 2),
-                          "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))], 2),
-                          "p99_ms": round(ordered[int(0.99 * (len(ordered) - 1))], 2)}
+            out[route] = {"calls": len(values), **_percentiles(values)}
             if seconds:
                 out[route]["per_s"] = round(len(values) / seconds, 2)
+        if self.recall_stages:
+            out["recall"]["engine_total"] = _percentiles([t.get("total", 0.0) for _, t in self.recall_stages])
+            out["recall"]["slowest_5pct"] = _slowest(self.recall_stages)
         return out
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {"p50_ms": round(statistics.median(ordered), 2),
+            "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))], 2),
+            "p99_ms": round(ordered[int(0.99 * (len(ordered) - 1))], 2)}
+
+
+def _slowest(recalls: list[tuple[float, dict[str, float]]]) -> dict[str, float]:
+    """Where the slowest 5% of recalls spent their time, on average: each engine stage, and "outside" the engine
+    (waiting for a thread, HTTP, the event loop, the client)."""
+    worst = sorted(recalls, key=lambda r: r[0])[-max(1, len(recalls) // 20):]
+    stages = sorted({k for _, t in worst for k in t})
+    out = {"calls": float(len(worst)), "client_ms": round(statistics.fmean(ms for ms, _ in worst), 1),
+           "outside_ms": round(statistics.fmean(ms - t.get("total", 0.0) for ms, t in worst), 1)}
+    out |= {f"{k}_ms": round(statistics.fmean(t.get(k, 0.0) for _, t in worst), 1) for k in stages}
+    return out
 
 
 class Sessions:
@@ -109,11 +137,21 @@ def in_process(directory: Path, queries: list[Query], sessions: Sessions, retain
         for q in queries[:5]:
             bank.recall(q.text + " (warm-up)", query_time=q.when)
         for q in tqdm(queries[5:], desc="in-process recall", unit="call"):
-            calls.timed("recall", lambda q=q: bank.recall(q.text, query_time=q.when))
+            calls.timed("recall", lambda q=q: bank.recall(q.text, query_time=q.when).timings_ms)
         for _ in tqdm(range(retains), desc="in-process retain", unit="call"):
             doc, turns = sessions.take()
-            calls.timed("retain", lambda d=doc, t=turns: bank.retain(t, document_id=d))
+            calls.timed("retain", lambda d=doc, t=turns: _in_process_retain(bank, d, t))
     return calls.summary()
+
+
+def _in_process_retain(bank: Bank, doc: str, turns: list[dict[str, Any]]) -> None:
+    bank.retain(turns, document_id=doc)
+
+
+def _recall(http: httpx.Client, q: Query) -> dict[str, float]:
+    response = http.post(f"/v1/banks/{BANK}/recall", json=_recall_body(q))
+    response.raise_for_status()
+    return dict(response.json()["timings_ms"])
 
 
 def one_client(url: str, queries: list[Query], sessions: Sessions, retains: int) -> dict[str, Any]:
@@ -122,8 +160,7 @@ def one_client(url: str, queries: list[Query], sessions: Sessions, retains: int)
         for q in queries[:5]:
             http.post(f"/v1/banks/{BANK}/recall", json=_recall_body(q) | {"query": q.text + " (warm-up)"})
         for q in tqdm(queries[5:], desc="HTTP recall, 1 client", unit="call"):
-            calls.timed("recall", lambda q=q: http.post(f"/v1/banks/{BANK}/recall",
-                                                        json=_recall_body(q)).raise_for_status())
+            calls.timed("recall", lambda q=q: _recall(http, q))
         for _ in tqdm(range(retains), desc="HTTP retain, 1 client", unit="call"):
             doc, turns = sessions.take()
             calls.timed("retain", lambda d=doc, t=turns: _retain(http, calls, d, t))
@@ -149,8 +186,7 @@ def many_clients(url: str, queries: list[Query], sessions: Sessions, clients: in
                 if rng.random() < RECALL_SHARE:
                     with pool_lock:
                         q = next(pool)
-                    calls.timed("recall", lambda q=q: http.post(f"/v1/banks/{BANK}/recall",
-                                                                json=_recall_body(q)).raise_for_status())
+                    calls.timed("recall", lambda q=q: _recall(http, q))
                 else:
                     doc, turns = sessions.take()
                     calls.timed("retain", lambda d=doc, t=turns: _retain(http, calls, d, t))
@@ -161,6 +197,14 @@ def many_clients(url: str, queries: list[Query], sessions: Sessions, clients: in
     for t in tqdm(threads, desc=f"{clients} clients for {seconds:g} s", unit="client"):
         t.join()
     return calls
+
+
+def fresh_copy(directory: Path) -> Path:
+    """This run's copy of the filled bank (DIR-run, replaced), so that every run starts from the same units."""
+    work = directory.with_name(directory.name + "-run")
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(directory, work, ignore=shutil.ignore_patterns("fill-vectors.sqlite", "LOCK"))
+    return work
 
 
 def verify(url: str, retained: list[str]) -> dict[str, Any]:
@@ -196,6 +240,7 @@ def main() -> None:
     corpus, queries = load_corpus(args.locomo, args.longmemeval)
     fill(args.dir, model, corpus, args.units, noise=0.025, per_call=20)
     del model
+    work = fresh_copy(args.dir)
     tag = time.strftime("%Y%m%d%H%M%S")
     sessions = Sessions(corpus, tag)
     one = queries[: args.queries + 5]
@@ -204,11 +249,11 @@ def main() -> None:
     result: dict[str, Any] = {"machine": machine(), "commit": commit, "command": " ".join(sys.argv),
                               "units": args.units}
     if not args.skip_in_process:
-        result["in_process"] = in_process(args.dir, one, sessions, args.retains)
+        result["in_process"] = in_process(work, one, sessions, args.retains)
     config: dict[str, Any] = {"llm": {"backend": "none"}}
     if args.threads is not None:
         config["server"] = {"threads": args.threads}
-    with served(args.dir, config, ready_s=300) as url:
+    with served(work, config, ready_s=300) as url:
         result["http_one_client"] = one_client(url, one, sessions, args.retains)
         load = many_clients(url, rest, sessions, args.clients, args.seconds)
         result[f"http_{args.clients}_clients"] = load.summary(args.seconds)
