@@ -18,7 +18,6 @@ the filled bank (DIR-run), so that the retains of earlier runs do not grow it.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import random
@@ -39,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx
 from tqdm import tqdm
 
-from bench import machine
+from bench import corpus_parser, machine
 from bench.recall_latency import BANK, NO_LLM, Query, SessionText, fill, load_corpus
 from hindsight import Hindsight
 from hindsight.bank import Bank
@@ -223,9 +222,7 @@ def verify(url: str, retained: list[str]) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--locomo", type=Path, required=True)
-    parser.add_argument("--longmemeval", type=Path, required=True)
+    parser = corpus_parser(__doc__)
     parser.add_argument("--dir", type=Path, required=True, help="the bank directory (reuse it to resume the fill)")
     parser.add_argument("--units", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=200, help="distinct questions of the one-client phases")
@@ -234,7 +231,6 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--threads", type=int, default=None, help="server.threads (default: the config's)")
     parser.add_argument("--skip-in-process", action="store_true", help="only the served phases")
-    parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     model = SentenceTransformerEmbedder(EmbedderConfig())
     corpus, queries = load_corpus(args.locomo, args.longmemeval)
