@@ -22,10 +22,12 @@ def test_gc_pauses_counts_collections_per_generation() -> None:
         gc.collect(2)
     finally:
         gc.callbacks.remove(pauses.callback)
+    # Objects the collector tracks, made after any gc.freeze() an earlier test's model load did.
+    kept = [[i] for i in range(2000)]
     summary = pauses.summary()
     assert summary["gen0"]["count"] >= 1 and summary["gen2"]["count"] >= 1  # type: ignore[index]
     assert summary["gen2"]["max_ms"] > 0  # type: ignore[index]
-    assert summary["tracked_objects"] > 1000
+    assert int(summary["tracked_objects"]) >= len(kept)  # type: ignore[call-overload]
 
 
 def test_the_filled_bank_is_measured_on_postgres_too(tmp_path: Path, minilm: SentenceTransformerEmbedder,
