@@ -3,6 +3,7 @@
 import argparse
 import os
 import platform
+import statistics
 from pathlib import Path
 
 
@@ -18,3 +19,11 @@ def corpus_parser(doc: str | None) -> argparse.ArgumentParser:
     parser.add_argument("--longmemeval", type=Path, required=True)
     parser.add_argument("--json", type=Path, default=None)
     return parser
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    """p50 (the median), p95 and p99 (nearest rank) in ms, rounded to 0.01."""
+    ordered = sorted(values)
+    return {"p50_ms": round(statistics.median(ordered), 2),
+            "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))], 2),
+            "p99_ms": round(ordered[int(0.99 * (len(ordered) - 1))], 2)}

@@ -14,7 +14,6 @@ open one bank (its indexes loaded), and recall p50/p99 over --queries questions 
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 import time
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tqdm import tqdm
 
-from bench import corpus_parser, machine
+from bench import corpus_parser, machine, percentiles
 from bench.recall_latency import BANK, NO_LLM, Query, fill, in_child, load_corpus
 from hindsight import Hindsight
 from hindsight.config import EmbedderConfig
@@ -89,10 +88,8 @@ def measure(directory: Path, bank_id: str, queries: list[Query]) -> dict[str, An
             t0 = time.perf_counter()
             bank.recall(q.text, query_time=q.when)
             ms.append((time.perf_counter() - t0) * 1000)
-    ordered = sorted(ms)
     return {"banks": len(banks), "open_engine_s": round(opened, 3), "list_banks_s": round(listed, 6),
-            "open_bank_s": round(bank_open, 3), "recall_p50_ms": round(statistics.median(ms), 2),
-            "recall_p99_ms": round(ordered[int(0.99 * (len(ordered) - 1))], 2)}
+            "open_bank_s": round(bank_open, 3), **{f"recall_{k}": v for k, v in percentiles(ms).items()}}
 
 
 def main() -> None:

@@ -32,6 +32,7 @@ import json
 import multiprocessing
 import os
 import re
+import shutil
 import sqlite3
 import statistics
 import sys
@@ -61,6 +62,8 @@ from hindsight.store.sqlite import SQLiteStore
 T = TypeVar("T")
 BANK = "latency"
 NO_LLM = HindsightConfig(llm=LLMConfig(backend="none"))
+# What a filled directory holds beside the bank: the fill's vector cache, and the Postgres copy's server and engine.
+BESIDE_THE_BANK = ("fill-vectors.sqlite", "postgres", "postgres-process")
 _DATE_SUFFIX = re.compile(r" \(on [^)]*\)$")
 _NAMES = ["Ava", "Ben", "Chloe", "Dev", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemi", "Liam"]
 # A unit's text starts "<speaker>: "; a later cycle's speaker is "<name> <speaker>", which the cache key drops.
@@ -219,7 +222,7 @@ def _pct(values: list[float], q: int) -> float:
     return float(np.percentile(values, q))
 
 
-def _rss_mb() -> dict[str, float]:
+def rss_mb() -> dict[str, float]:
     """The process's resident memory (Linux /proc), in MiB: in all, anonymous, and file pages (SQLite's mmap)."""
     fields = {"VmRSS:": "rss", "RssAnon:": "anon", "RssFile:": "file"}
     out = {}
@@ -261,7 +264,7 @@ def measure(
     With `gc_freeze`, the objects alive after the warm-up are moved out of the collector's reach (gc.freeze)."""
     model = SentenceTransformerEmbedder(EmbedderConfig())
     model.embed(["warm-up"])
-    rss_model = _rss_mb()
+    rss_model = rss_mb()
     totals: list[float] = []
     bare: list[float] = []
     stages: dict[str, list[float]] = {}
@@ -271,7 +274,7 @@ def measure(
         bank = hs.bank(BANK, create=False)
         bank.indexes.vector_count()
         open_s = time.perf_counter() - t0
-        rss_open = _rss_mb()
+        rss_open = rss_mb()
         units = sum(bank.stats().units.values())
         for q in queries[:5]:  # warm-up: indexes loaded, caches filled; these queries are not measured
             bank.recall(q.text + " (warm-up)", budget=budget, query_time=q.when)
@@ -291,7 +294,7 @@ def measure(
         gc.callbacks.remove(pauses.callback)
         if gc_freeze:
             gc.unfreeze()
-        rss_end = _rss_mb()
+        rss_end = rss_mb()
         in_process = config.store.backend == "sqlite"  # else the vectors live in the database server
         vectors_mb = units * model.dim * 4 / 2**20 if in_process else 0.0
     p50 = statistics.median(totals)
@@ -323,9 +326,17 @@ def disk_bytes(directory: Path, config: HindsightConfig) -> int:
         with psycopg.connect(str(config.store.dsn)) as conn:
             row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
             return int(row[0]) if row else 0
-    skip = {"fill-vectors.sqlite", "postgres", "postgres-process"}
-    return sum(f.stat().st_size for top in directory.iterdir() if top.name not in skip
+    return sum(f.stat().st_size for top in directory.iterdir() if top.name not in BESIDE_THE_BANK
                for f in ([top] if top.is_file() else top.rglob("*")) if f.is_file())
+
+
+def bank_copy(directory: Path, suffix: str) -> Path:
+    """DIR-suffix: a fresh copy of a filled bank directory (replacing an older one), without what lies beside the
+    bank or its lock."""
+    work = directory.with_name(f"{directory.name}-{suffix}")
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(directory, work, ignore=shutil.ignore_patterns(*BESIDE_THE_BANK, "LOCK"))
+    return work
 
 
 def in_child(fn: Callable[..., T], *args: object) -> T:

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tqdm import tqdm
 
 from bench import corpus_parser, machine
-from bench.recall_latency import BANK, NO_LLM, Query, fill, load_corpus
+from bench.recall_latency import BANK, NO_LLM, Query, fill, load_corpus, rss_mb
 from hindsight import Hindsight
 from hindsight.config import EmbedderConfig
 from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
@@ -33,12 +33,8 @@ from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
 
 def resident_mb() -> dict[str, float]:
     """This process's resident memory, total and anonymous, in MB."""
-    fields = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "RssAnon"):
-            fields[key] = round(int(value.split()[0]) / 1024, 1)
-    return {"rss": fields["VmRSS"], "anon": fields["RssAnon"]}
+    mb = rss_mb()
+    return {"rss": round(mb["rss"], 1), "anon": round(mb["anon"], 1)}
 
 
 def run(directory: Path, queries: list[Query], recalls: int, every: int,

@@ -18,7 +18,6 @@ deleting change the bank; the copy's `ops.json` records the finished steps, so a
 from __future__ import annotations
 
 import json
-import shutil
 import statistics
 import sys
 import time
@@ -32,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tqdm import tqdm
 
 from bench import corpus_parser, machine
-from bench.recall_latency import BANK, NO_LLM, SessionText, fill, load_corpus
+from bench.recall_latency import BANK, NO_LLM, SessionText, bank_copy, fill, load_corpus
 from hindsight import Hindsight
 from hindsight.bank import Bank
 from hindsight.config import EmbedderConfig
@@ -65,9 +64,7 @@ def copy_of(directory: Path, fresh: bool) -> Path:
     """DIR-ops: a copy of the bank directory (without the fill's vector cache), kept across a resumed run."""
     work = directory.with_name(directory.name + "-ops")
     if fresh or not (work / "ops.json").exists():
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.copytree(directory, work, ignore=shutil.ignore_patterns(
-            "fill-vectors.sqlite", "LOCK", "postgres", "postgres-process"))
+        work = bank_copy(directory, "ops")
         (work / "ops.json").write_text("{}")
     return work
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import itertools
 import json
 import random
-import shutil
 import statistics
 import subprocess
 import sys
@@ -40,8 +39,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx
 from tqdm import tqdm
 
-from bench import corpus_parser, machine
-from bench.recall_latency import BANK, NO_LLM, Query, SessionText, fill, load_corpus, postgres_copy
+from bench import corpus_parser, machine, percentiles
+from bench.recall_latency import (
+    BANK,
+    NO_LLM,
+    Query,
+    SessionText,
+    bank_copy,
+    fill,
+    load_corpus,
+    postgres_copy,
+)
 from hindsight import Hindsight
 from hindsight.bank import Bank
 from hindsight.config import EmbedderConfig, HindsightConfig
@@ -81,20 +89,13 @@ class Calls:
     def summary(self, seconds: float | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {"errors": len(self.errors), "first_errors": self.errors[:5]}
         for route, values in self.ms.items():
-            out[route] = {"calls": len(values), **_percentiles(values)}
+            out[route] = {"calls": len(values), **percentiles(values)}
             if seconds:
                 out[route]["per_s"] = round(len(values) / seconds, 2)
         if self.recall_stages:
-            out["recall"]["engine_total"] = _percentiles([t.get("total", 0.0) for _, t in self.recall_stages])
+            out["recall"]["engine_total"] = percentiles([t.get("total", 0.0) for _, t in self.recall_stages])
             out["recall"]["slowest_5pct"] = _slowest(self.recall_stages)
         return out
-
-
-def _percentiles(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    return {"p50_ms": round(statistics.median(ordered), 2),
-            "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))], 2),
-            "p99_ms": round(ordered[int(0.99 * (len(ordered) - 1))], 2)}
 
 
 def _slowest(recalls: list[tuple[float, dict[str, float]]]) -> dict[str, float]:
@@ -201,14 +202,6 @@ def many_clients(url: str, queries: list[Query], sessions: Sessions, clients: in
     return calls
 
 
-def fresh_copy(directory: Path) -> Path:
-    """This run's copy of the filled bank (DIR-run, replaced), so that every run starts from the same units."""
-    work = directory.with_name(directory.name + "-run")
-    shutil.rmtree(work, ignore_errors=True)
-    shutil.copytree(directory, work, ignore=shutil.ignore_patterns("fill-vectors.sqlite", "LOCK"))
-    return work
-
-
 def verify(url: str, retained: list[str]) -> dict[str, Any]:
     """Every acknowledged retain's document among the bank's units, and the bank's check."""
     docs: set[str] = set()
@@ -241,7 +234,7 @@ def main() -> None:
     model = SentenceTransformerEmbedder(EmbedderConfig())
     corpus, queries = load_corpus(args.locomo, args.longmemeval)
     fill(args.dir, model, corpus, args.units, noise=0.025, per_call=20)
-    work = fresh_copy(args.dir)
+    work = bank_copy(args.dir, "run")
     engine, config = work, NO_LLM
     if args.store == "postgres":
         config = postgres_copy(work, model)

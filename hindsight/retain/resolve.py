@@ -135,9 +135,10 @@ def resolve_entities(
                 res = Resolution(named, entity.name, entity.label, 1.0, 1.0, clean_mention(mention.text))
             else:
                 candidates = batch.candidates(keys)
+                proposed = list(candidates.values())
                 if context:  # sim_co is 0 without other entities in the fact
-                    batch.read_cooccurrence(resolver.plausible(mention, list(candidates.values())))
-                res = resolver.resolve(mention, when, context, list(candidates.values()))
+                    batch.read_cooccurrence(resolver.plausible(mention, proposed))
+                res = resolver.resolve(mention, when, context, proposed)
             if res.alias:
                 write = batch.place(res, candidates, when, context)
                 linked.add(mention.text, write)
