@@ -9,9 +9,10 @@ columns against the bank's average). On queries of plain words the scores equal 
 document frequency (`lex_terms`), per row its column lengths and term ids (`lex_docs`), and postings carrying the
 row's length (`lex_postings`), so a query reads only its terms' postings.
 
-Tokenization: Python splits and folds text as FTS5's unicode61 (remove_diacritics 2) does, and Postgres stems each
-word with its Snowball "porter" dictionary (`ts_lexize`), the algorithm of FTS5's porter tokenizer. It adds no
-dependency; to_tsvector's own parser and the "english" stemmer (Porter2) split and stem otherwise than FTS5.
+Tokenization: Python splits and folds text as FTS5's unicode61 (remove_diacritics 2) does (`store/tokenize.py`),
+and Postgres stems each word with its Snowball "porter" dictionary (`ts_lexize`), the algorithm of FTS5's porter
+tokenizer. It adds no dependency; to_tsvector's own parser and the "english" stemmer (Porter2) split and stem
+otherwise than FTS5.
 
 The caller owns the transaction (nothing here commits) and serializes writes to one bank; cursors must return tuple
 rows (psycopg's default row factory). Run `LEXICAL_SCHEMA` once per database (UTF8 encoding).
@@ -19,9 +20,6 @@ rows (psycopg's default row factory). Run `LEXICAL_SCHEMA` once per database (UT
 
 from __future__ import annotations
 
-import functools
-import re
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence, Set
 from dataclasses import dataclass
@@ -29,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from hindsight.store.fts import query_terms
 from hindsight.store.search import IndexHit
+from hindsight.store.tokenize import words
 
 if TYPE_CHECKING:  # psycopg is needed only where a Postgres store runs
     from psycopg import Cursor
@@ -77,13 +76,6 @@ _MAX_TERM_CHARS = 128  # keeps every term well inside a B-tree entry (at most 51
 # FTS5's porter stems tokens of 3 to 64 bytes; a word without a stem is kept as it is.
 _STEM = "CASE WHEN octet_length(w) BETWEEN 3 AND 64 THEN coalesce((ts_lexize('lex_porter', w))[1], w) ELSE w END"
 
-# unicode61: a token is a run of letters, numbers and private-use characters (categories L*, N*, Co), in which the
-# combining marks of sqlite3Fts5UnicodeIsdiacritic are folded away.
-_DIACRITICS = "".join(chr(0x300 + i) for i in range(50) if (0x000361F808029FDF >> i) & 1)
-_PRIVATE_USE = "\ue000-\uf8ff\U000f0000-\U0010ffff"
-_TOKEN = re.compile(rf"(?:[^\W_]|[{_PRIVATE_USE}])(?:[^\W_]|[{_PRIVATE_USE}{_DIACRITICS}])*")
-_DROP_DIACRITICS = str.maketrans("", "", _DIACRITICS)
-
 
 @dataclass(frozen=True)
 class LexicalDoc:
@@ -94,24 +86,9 @@ class LexicalDoc:
     lead: str  # text quoted from before the unit; may be ""
 
 
-@functools.lru_cache(maxsize=8192)
-def _fold_char(c: str) -> str:
-    """A non-ASCII character case-folded, and a Latin letter stripped of its diacritics, as unicode61 does."""
-    folded = c.casefold()
-    c = folded if len(folded) == 1 else c.lower()  # unicode61 folds one character to one ("ß" stays)
-    base = unicodedata.normalize("NFD", c)[0]
-    return base if base.isascii() and base.isalpha() else c
-
-
-def words(text: str) -> list[str]:
-    """The tokens of text, folded as FTS5's unicode61 tokenizer folds them (before stemming)."""
-    out = []
-    for token in _TOKEN.findall(text):
-        if token.isascii():
-            out.append(token.lower()[:_MAX_TERM_CHARS])
-        else:
-            out.append("".join(_fold_char(c) for c in token.translate(_DROP_DIACRITICS))[:_MAX_TERM_CHARS])
-    return out
+def _words(text: str) -> list[str]:
+    """The words of text, each cut to `_MAX_TERM_CHARS`."""
+    return [w[:_MAX_TERM_CHARS] for w in words(text)]
 
 
 def _stems(cur: Cursor[Any], distinct_words: Sequence[str]) -> dict[str, str]:
@@ -128,7 +105,7 @@ def index_units(cur: Cursor[Any], bank_id: str, docs: Sequence[LexicalDoc]) -> N
     if not latest:
         return
     remove_units(cur, bank_id, list(latest))
-    split = {label: (words(d.text), words(d.lead)) for label, d in latest.items()}
+    split = {label: (_words(d.text), _words(d.lead)) for label, d in latest.items()}
     stem = _stems(cur, sorted({w for text, lead in split.values() for w in (*text, *lead)}))
     counts = {label: (Counter(stem[w] for w in text), Counter(stem[w] for w in lead))
               for label, (text, lead) in split.items()}
@@ -233,7 +210,7 @@ def search(cur: Cursor[Any], bank_id: str, query: str, k: int, lead_weight: floa
     """The bank's k best labels for free text by BM25, best first; only labels in `allowed`, when given."""
     query_words, phrases = [], []
     for phrase, term in enumerate(query_terms(query)):
-        for word in words(term):
+        for word in _words(term):
             query_words.append(word)
             phrases.append(phrase)
     if not query_words or k <= 0 or (allowed is not None and not allowed):
