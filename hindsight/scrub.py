@@ -1,9 +1,9 @@
 """Scrubbing the files after a forget or a bank delete, and finishing on open what a killed process left undone.
 
 A forget (or delete_bank) commits, with a mark in the same transaction (MemoryStore.scrubs_pending), then scrubs:
-the indexes replay the deletions, FTS5 merges its segments (deleted terms stay in old ones until then), the HNSW
-snapshot is saved, the WAL is checkpointed and truncated, a deleted bank's directory is removed. Only then does the
-mark go. A process killed in between leaves the mark, and the next open finishes the scrub.
+the indexes replay the deletions (the lexical index's database overwrites what it deletes), the HNSW snapshot is
+saved, the WAL is checkpointed and truncated, a deleted bank's directory is removed. Only then does the mark go.
+A process killed in between leaves the mark, and the next open finishes the scrub.
 """
 
 from __future__ import annotations

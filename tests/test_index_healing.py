@@ -15,7 +15,7 @@ from hindsight import Hindsight
 from hindsight.embed.base import Embedder
 from hindsight.sample import load_sample
 from hindsight.store.base import IndexedUnit
-from hindsight.store.fts import Fts5Index
+from hindsight.store.bm25 import Bm25Index
 from tests.bank_state import copy_memdir
 
 QT = datetime(2024, 7, 10, 12, tzinfo=timezone.utc)
@@ -130,13 +130,13 @@ def test_a_crash_between_an_index_removal_and_its_additions_replays_both(
     memdir = copy_memdir(template[0], tmp_path / "m")
     crash = RuntimeError("killed between the two index writes")
 
-    def crashing_add(self: Fts5Index, units: list[IndexedUnit], watermark: int) -> None:
+    def crashing_add(self: Bm25Index, units: list[IndexedUnit], watermark: int) -> None:
         raise crash
 
     with Hindsight(memdir, embedder=minilm) as hs:
         bank = hs.bank("b", create=False)
         old = bank.units()[0]
-        monkeypatch.setattr(Fts5Index, "add_units", crashing_add)
+        monkeypatch.setattr(Bm25Index, "add_units", crashing_add)
         with pytest.raises(RuntimeError) as raised:
             bank.retain(
                 "Maya repainted the kayak shed in teal.", timestamp="2024-07-01", document_id=old.source.document_id

@@ -9,8 +9,9 @@ import pytest
 
 from hindsight.config import HnswConfig
 from hindsight.store.base import IndexedUnit
-from hindsight.store.fts import Fts5Index, query_terms
+from hindsight.store.bm25 import Bm25Index
 from hindsight.store.hnsw import HnswIndex
+from hindsight.store.tokenize import query_terms
 
 DIM = 16
 
@@ -60,44 +61,8 @@ def test_hnsw_search_on_empty_and_tiny_index(tmp_path: Path) -> None:
     assert len(idx.search(units(1)[0].embedding, 5)) == 2
 
 
-def test_fts_search_ranks_and_survives_reopen(tmp_path: Path) -> None:
-    idx = Fts5Index(tmp_path)
-    assert idx.load() is False  # a new file
-    idx.add_units([IndexedUnit(1, "a", np.zeros(1), "Maya adopted a beagle named Pepper"),
-                   IndexedUnit(2, "b", np.zeros(1), "Bob lives in Boston"),
-                   IndexedUnit(3, "c", np.zeros(1), "Pepper loves running with Maya")], 3)
-    assert idx.search("beagle Pepper", 5)[0].label == 1
-    idx.remove([1], 4)
-    idx.close()
-    again = Fts5Index(tmp_path)
-    assert again.load() and again.watermark == 4
-    assert [h.label for h in again.search("beagle Pepper", 5)] == [3]
-
-
-@pytest.mark.parametrize(
-    "query",
-    ['"', 'NEAR(a b)', "*", "OR", "-", "a AND", "col:value", "'; DROP TABLE fts; --", "^start", "(((",
-     "\x00", "\ud800", "", "   ", "the and of"],
-)
-def test_fts_hostile_queries_never_raise(tmp_path: Path, query: str) -> None:
-    idx = Fts5Index(tmp_path)
-    idx.load()
-    idx.add_units([IndexedUnit(1, "a", np.zeros(1), "NEAR OR AND start value table")], 1)
-    hits = idx.search(query, 5)
-    assert all(h.label == 1 for h in hits)
-
-
-def test_fts_corrupt_file_is_reported_for_rebuild(tmp_path: Path) -> None:
-    (tmp_path / "lexical.db").write_bytes(b"this is not a database" * 100)
-    idx = Fts5Index(tmp_path)
-    assert idx.load() is False
-    idx.reset()
-    idx.add_units([IndexedUnit(1, "a", np.zeros(1), "fresh start")], 1)
-    assert idx.search("fresh", 1)[0].label == 1
-
-
-def test_fts_lead_words_find_a_unit_at_their_weight(tmp_path: Path) -> None:
-    idx = Fts5Index(tmp_path)
+def test_lexical_lead_words_find_a_unit_at_their_weight(tmp_path: Path) -> None:
+    idx = Bm25Index(tmp_path)
     idx.load()
     idx.add_units([IndexedUnit(1, "q", np.zeros(1), "Bob: Which book is your favourite guide?"),
                    IndexedUnit(2, "a", np.zeros(1), "Ann: Becoming Nicole, by far.",
@@ -109,22 +74,6 @@ def test_fts_lead_words_find_a_unit_at_their_weight(tmp_path: Path) -> None:
     assert full[1].score > half[1].score > 0
     assert none[1].label == 2 and none[1].score == 0  # weight 0: a lead-only match scores nothing
     assert idx.search("nicole", 5, 0.0)[0].label == 2  # the unit's own words always are
-
-
-def test_fts_file_of_an_older_layout_is_reported_for_rebuild(tmp_path: Path) -> None:
-    import sqlite3
-
-    conn = sqlite3.connect(tmp_path / "lexical.db")
-    conn.execute("CREATE VIRTUAL TABLE fts USING fts5(text)")
-    conn.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
-    conn.execute("INSERT INTO meta VALUES('watermark', 7)")
-    conn.commit()
-    conn.close()
-    idx = Fts5Index(tmp_path)
-    assert idx.load() is False
-    idx.reset()
-    idx.add_units([IndexedUnit(1, "a", np.zeros(1), "fresh start", lead="a lead")], 1)
-    assert idx.search("lead", 1)[0].label == 1
 
 
 def test_query_terms() -> None:

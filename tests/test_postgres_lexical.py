@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from pathlib import Path
 
-import numpy as np
 import psycopg
 import pytest
 
 from hindsight.store import postgres_lexical as lx
-from hindsight.store.base import IndexedUnit
-from hindsight.store.fts import Fts5Index
 from hindsight.store.postgres_lexical import LexicalDoc
 from hindsight.store.search import IndexHit
+from tests.fts5_reference import SCORE_TOLERANCE, Fts5Reference, RefDoc, assert_same_ranking
 from tests.postgres_server import fresh_database, postgres_dsn
-
-# FTS5 and this index compute the same doubles in a different order.
-SCORE_TOLERANCE = 1e-9
 
 CORPUS = [
     LexicalDoc(1, "Ines started learning the cello this winter with a retired teacher.", ""),
@@ -49,28 +43,14 @@ def conn() -> Iterator[psycopg.Connection[tuple[object, ...]]]:
         yield connection
 
 
-def fts5_of(tmp_path: Path, docs: list[LexicalDoc]) -> Fts5Index:
-    index = Fts5Index(tmp_path / "fts")
-    index.reset()
-    index.add_units([IndexedUnit(d.label, str(d.label), np.zeros(1, np.float32), d.text, d.lead) for d in docs], 1)
-    return index
-
-
-def assert_same_ranking(expected: list[IndexHit], got: list[IndexHit]) -> None:
-    """Same scores in the same order; labels may differ only among tied scores."""
-    assert len(got) == len(expected), (expected, got)
-    for e, g in zip(expected, got, strict=True):
-        assert math.isclose(e.score, g.score, rel_tol=SCORE_TOLERANCE), (expected, got)
-    by_score = {round(h.score, 6) for h in expected}
-    for score in by_score:
-        assert {h.label for h in expected if round(h.score, 6) == score} == {
-            h.label for h in got if round(h.score, 6) == score}, (expected, got)
+def fts5_of(docs: list[LexicalDoc]) -> Fts5Reference:
+    return Fts5Reference([RefDoc(d.label, d.text, d.lead) for d in docs])
 
 
 @pytest.mark.parametrize("lead_weight", [1.0, 0.5, 0.0])
-def test_ranking_agrees_with_fts5(conn: psycopg.Connection[tuple[object, ...]], tmp_path: Path,
+def test_ranking_agrees_with_fts5(conn: psycopg.Connection[tuple[object, ...]],
                                   lead_weight: float) -> None:
-    fts = fts5_of(tmp_path, CORPUS)
+    fts = fts5_of(CORPUS)
     with conn.cursor() as cur:
         lx.index_units(cur, "bank", CORPUS)
         compared = 0
@@ -78,35 +58,32 @@ def test_ranking_agrees_with_fts5(conn: psycopg.Connection[tuple[object, ...]], 
             expected = fts.search(query, 5, lead_weight)
             assert_same_ranking(expected, lx.search(cur, "bank", query, 5, lead_weight))
             compared += bool(expected)
-    fts.close()
     assert compared >= len(QUERIES) - 1  # the queries do find things
 
 
-def test_phrase_terms_approximate_fts5(conn: psycopg.Connection[tuple[object, ...]], tmp_path: Path) -> None:
+def test_phrase_terms_approximate_fts5(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     """A query term FTS5 reads as a phrase ("half_marathon") matches rows holding all its words."""
-    fts = fts5_of(tmp_path, CORPUS)
+    fts = fts5_of(CORPUS)
     with conn.cursor() as cur:
         lx.index_units(cur, "bank", CORPUS)
         # Here every row with both words has them side by side, so the approximation is exact.
         assert_same_ranking(fts.search("half_marathon", 5), lx.search(cur, "bank", "half_marathon", 5))
         assert lx.search(cur, "bank", "marco_cello", 5) == fts.search("marco_cello", 5) == []
-    fts.close()
 
 
-def test_banks_are_isolated(conn: psycopg.Connection[tuple[object, ...]], tmp_path: Path) -> None:
+def test_banks_are_isolated(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     small = CORPUS[:4]
     other = [LexicalDoc(100 + d.label, d.text + " cello cello", d.lead) for d in CORPUS]
     with conn.cursor() as cur:
         lx.index_units(cur, "a", small)
         lx.index_units(cur, "b", other)
-        fts = fts5_of(tmp_path, small)  # bank a's scores use bank a's statistics alone
+        fts = fts5_of(small)  # bank a's scores use bank a's statistics alone
         for query in ("cello", "half marathon", "river teacher"):
             hits = lx.search(cur, "a", query, 10)
             assert {h.label for h in hits} <= {1, 2, 3, 4}
             assert_same_ranking(fts.search(query, 10), hits)
             assert {h.label for h in lx.search(cur, "b", query, 20)} <= {100 + d.label for d in CORPUS}
-        fts.close()
-        assert lx.lexical_labels(cur, "a") == {1, 2, 3, 4}
+            assert lx.lexical_labels(cur, "a") == {1, 2, 3, 4}
         before = {q: lx.search(cur, "b", q, 20) for q in QUERIES}
         lx.drop_bank(cur, "a")
         assert lx.lexical_labels(cur, "a") == set()
@@ -246,7 +223,7 @@ def test_allowed_restricts_results(conn: psycopg.Connection[tuple[object, ...]])
         assert [h.label for h in lx.search(cur, "bank", "cello teacher river", 1, allowed=allowed)] == [hits[0].label]
 
 
-def test_lead_weighs_lead_weight(conn: psycopg.Connection[tuple[object, ...]], tmp_path: Path) -> None:
+def test_lead_weighs_lead_weight(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     docs = [
         LexicalDoc(1, "violin lesson today", "nothing here"),
         LexicalDoc(2, "nothing here today", "violin lesson"),
@@ -255,7 +232,7 @@ def test_lead_weighs_lead_weight(conn: psycopg.Connection[tuple[object, ...]], t
         LexicalDoc(5, "filler words here", ""),
         LexicalDoc(6, "other filler words", ""),
     ]
-    fts = fts5_of(tmp_path, docs)
+    fts = fts5_of(docs)
     with conn.cursor() as cur:
         lx.index_units(cur, "bank", docs)
         even = lx.search(cur, "bank", "violin", 10, lead_weight=1.0)
@@ -271,7 +248,6 @@ def test_lead_weighs_lead_weight(conn: psycopg.Connection[tuple[object, ...]], t
             f = weight
             expected = idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * 5 / avgdl))
             assert math.isclose({h.label: h.score for h in hits}[2], expected, rel_tol=SCORE_TOLERANCE)
-    fts.close()
 
 
 def test_writers_of_other_banks_do_not_wait(conn: psycopg.Connection[tuple[object, ...]]) -> None:

@@ -1,4 +1,4 @@
-"""Lexical channel: BM25 over the units' indexed text (FTS5); query text is never parsed as FTS syntax."""
+"""Lexical channel: BM25 over the units' indexed text; query text is only ever split into words."""
 
 from __future__ import annotations
 
@@ -6,11 +6,10 @@ from hindsight.recall.ranked import OVERSAMPLE, RankedItem, resolve_hits
 from hindsight.store.base import MemoryStore, UnitFilter
 from hindsight.store.search import BankSearch
 
-# FTS5 floors the IDF of a term found in most units at 1e-6, so a unit that matches only such terms scores
-# about that much: it shares nothing distinctive with the query and is left out.
+# BM25 (as FTS5 computes it) floors the IDF of a term found in most units at 1e-6, so a unit that matches only such
+# terms scores about that much: it shares nothing distinctive with the query and is left out.
 _MIN_SCORE = 1e-4
-# When the filter rejects most hits, one wider search follows; FTS5 scores every match anyway, so a larger
-# limit costs little more than resolving the extra labels.
+# When the filter rejects most hits, one wider search follows: a larger limit prunes less, so it runs only then.
 _WIDEN = 16
 # A unit's lead quotes another speaker: its words help find the unit, but less than the unit's own. Not tuned.
 LEAD_WEIGHT = 0.5

@@ -1,4 +1,4 @@
-"""The SQLite store's derived index files (HNSW vectors, FTS5 text): rebuilt from the store when missing or corrupt."""
+"""The SQLite store's derived index files (HNSW vectors, BM25 text): rebuilt from the store when missing or corrupt."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """BM25 lexical search kept in PostgreSQL tables, written in the same transactions as the units.
 
-It ranks like the SQLite store's FTS5 index (`hindsight.store.fts`): the same query terms, OR over them, and FTS5's
+It ranks like the SQLite store's lexical index (`hindsight.store.bm25`): the same query terms, OR over them, and FTS5's
 bm25() as fts5_aux.c computes it (k1=1.2, b=0.75, IDF floored at 1e-6; a row's term frequency summed over its columns
 with weights 1.0 for `text` and `lead_weight` for `lead`, and one length normalisation: the row's tokens in both
 columns against the bank's average). On queries of plain words the scores equal FTS5's
@@ -25,9 +25,8 @@ from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hindsight.store.fts import query_terms
 from hindsight.store.search import IndexHit
-from hindsight.store.tokenize import words
+from hindsight.store.tokenize import query_terms, words
 
 if TYPE_CHECKING:  # psycopg is needed only where a Postgres store runs
     from psycopg import Cursor

@@ -15,8 +15,8 @@ import numpy as np
 from hindsight.config import HnswConfig
 from hindsight.errors import IndexDamagedError, StoreError
 from hindsight.store.base import Change, IndexedUnit
+from hindsight.store.bm25 import Bm25Index
 from hindsight.store.derived import DerivedIndex
-from hindsight.store.fts import Fts5Index
 from hindsight.store.hnsw import HnswIndex
 from hindsight.store.search import BankSearch, IndexHit
 
@@ -43,7 +43,7 @@ class SqliteSearch(BankSearch):
         self.dir = directory
         self.config = config
         self.vectors = HnswIndex(directory, dim, config)
-        self.lexical = Fts5Index(directory)
+        self.lexical = Bm25Index(directory)
         self._sync_lock = threading.RLock()
         self._saved_watermark = 0
         self.rebuilt: list[str] = []

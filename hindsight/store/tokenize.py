@@ -1,4 +1,5 @@
-"""Text split into the tokens SQLite FTS5 indexes with `tokenize='porter unicode61 remove_diacritics 2'`."""
+"""Text split into the tokens SQLite FTS5 indexes with `tokenize='porter unicode61 remove_diacritics 2'`, and a
+query into its search terms."""
 
 from __future__ import annotations
 
@@ -97,6 +98,8 @@ def _fold_char61(c: str) -> str:
 
 def _split(text: str, token: re.Pattern[str], fold: Callable[[str], str]) -> list[str]:
     """The runs `token` finds in text, lower-cased, or folded character by character when not ASCII."""
+    if text.isascii():
+        return token.findall(text.lower())
     out = []
     for word in token.findall(text):
         if word.isascii():
@@ -119,4 +122,36 @@ def unicode61_words(text: str) -> list[str]:
 
 def tokens(text: str) -> list[str]:
     """The terms FTS5 indexes for text in one column, in order: its words, each stemmed."""
-    return [stem(w) for w in unicode61_words(text)]
+    return list(map(stem, unicode61_words(text)))
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+# Function words carry no topical signal and make OR-queries match everything.
+_STOPWORDS = frozenset(
+    [
+    'a', 'about', 'above', 'after', 'again', 'against', 'all', 'am', 'an', 'and', 'any', 'are', 'as', 'at',
+    'be', 'because', 'been', 'before', 'being', 'below', 'between', 'both', 'but', 'by', 'can', 'could', 'did',
+    'do', 'does', 'doing', 'down', 'during', 'each', 'few', 'for', 'from', 'further', 'had', 'has', 'have',
+    'having', 'he', 'her', 'here', 'hers', 'herself', 'him', 'himself', 'his', 'how', 'i', 'if', 'in', 'into',
+    'is', 'it', 'its', 'itself', 'just', 'me', 'more', 'most', 'my', 'myself', 'no', 'nor', 'not', 'now', 'of',
+    'off', 'on', 'once', 'only', 'or', 'other', 'our', 'ours', 'ourselves', 'out', 'over', 'own', 'same', 'she',
+    'should', 'so', 'some', 'such', 'than', 'that', 'the', 'their', 'theirs', 'them', 'themselves', 'then',
+    'there', 'these', 'they', 'this', 'those', 'through', 'to', 'too', 'under', 'until', 'up', 'very', 'was',
+    'we', 'were', 'what', 'when', 'where', 'which', 'while', 'who', 'whom', 'why', 'will', 'with', 'would',
+    'you', 'your', 'yours', 'yourself', 'yourselves',
+    # What the tokenizer leaves of contractions ("I've" -> "i", "ve"). "don" and "won" stay: they are also words.
+    'ain', 'aren', 'couldn', 'didn', 'doesn', 'hadn', 'hasn', 'haven', 'isn', 'll', 'mightn', 'mustn', 'needn',
+    're', 'shan', 'shouldn', 've', 'wasn', 'weren', 'wouldn',
+]
+)
+_MAX_QUERY_TERMS = 32
+
+
+def query_terms(text: str) -> list[str]:
+    """The searchable terms of free text: lower-cased words minus stopwords, deduplicated, in order."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        # A lone letter is mostly a clitic split off by the tokenizer ("Maya's" -> "maya", "s").
+        if (len(word) > 1 or word.isdigit()) and word not in _STOPWORDS and word not in seen:
+            seen[word] = None
+    return list(seen)[:_MAX_QUERY_TERMS]
