@@ -96,21 +96,66 @@ def test_top_k_is_exact_on_many_chunks_through_changes(tmp_path: Path, monkeypat
     compare()
     rng = np.random.default_rng(3)
     gone = sorted(int(x) for x in rng.choice(np.arange(1, 3001), 900, replace=False))
-    index.remove(gone, 10)
+    index.remove(gone, 3000)
     ref.remove(gone)
     compare()
     # Replacements and labels inside old chunks: rows re-indexed with new text, and removed labels back.
     again = [RefDoc(d.label, d.lead + " " + d.text, d.text[:20]) for d in corpus(300, 9)]
     again += [RefDoc(label, "back again " + str(label), "") for label in gone[:200]]
-    index.add_units([unit(d) for d in again], 11)
+    index.add_units([unit(d) for d in again], 3001)
     ref.add(again)
     compare()
     index.close()
     reopened = Bm25Index(tmp_path)
-    assert reopened.load() and reopened.watermark == 11
+    assert reopened.load() and reopened.watermark == 3001
     assert reopened.labels() == {int(r[0]) for r in ref.conn.execute("SELECT rowid FROM fts")}
     index = reopened
     compare()
+
+
+def test_small_appends_gather_and_merge_into_full_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(postings, "CHUNK", 8)
+    monkeypatch.setattr(postings, "OPEN_CHUNKS", 3)
+    docs = corpus(600, 5)
+    index, ref = Bm25Index(tmp_path), Fts5Reference(docs)
+    index.load()
+    for i in range(0, len(docs), 4):  # a retain's few rows at a time, each written
+        index.add_units([unit(d) for d in docs[i : i + 4]], i + 1)
+        index.save()
+    for q in queries(40, 11):
+        for k, w in ((5, 0.5), (60, 1.0)):
+            assert_same_ranking(ref.search(q, k, w), index.search(q, k, w))
+    conn = sqlite3.connect(tmp_path / "lexical.db")
+    # A common term: its chunks are full but for the small ones since its last merge.
+    term, df, open_chunks = conn.execute("SELECT id, df, open_chunks FROM terms ORDER BY df DESC LIMIT 1").fetchone()
+    sizes = [len(r[0]) // postings.POSTING.itemsize for r in
+             conn.execute("SELECT data FROM chunks WHERE term=? ORDER BY first", (term,))]
+    assert sum(sizes) == df and open_chunks < 3
+    assert all(n == 8 for n in sizes[: len(sizes) - open_chunks])
+
+
+def test_rows_held_in_memory_are_searched_and_written_on_save_or_close(tmp_path: Path) -> None:
+    docs = corpus(400, 21)
+    index, ref = Bm25Index(tmp_path), Fts5Reference(docs)
+    index.load()
+    index.add_units([unit(d) for d in docs[:200]], 1)
+    index.save()
+    index.add_units([unit(d) for d in docs[200:]], 2)  # held in memory
+    for q in queries(30, 4):
+        assert_same_ranking(ref.search(q, 20, 0.5), index.search(q, 20, 0.5))
+    assert index.labels() == {d.label for d in docs}
+    stopped = Bm25Index(tmp_path)  # another reader of the file sees the last write: what a crash would leave
+    assert stopped.load() and stopped.watermark == 1 and len(stopped.labels()) == 200
+    stopped.close()
+    index.remove([docs[0].label, docs[300].label], 3)  # one row in the file, one in memory: both written first
+    ref.remove([docs[0].label, docs[300].label])
+    index.add_units([unit(RefDoc(docs[5].label, "indexed again with new words"))], 4)
+    ref.add([RefDoc(docs[5].label, "indexed again with new words")])
+    index.close()
+    reopened = Bm25Index(tmp_path)
+    assert reopened.load() and reopened.watermark == 4 and len(reopened.labels()) == 398
+    for q in [*queries(30, 4), "indexed again"]:
+        assert_same_ranking(ref.search(q, 20, 0.5), reopened.search(q, 20, 0.5))
 
 
 def test_removed_terms_leave_no_rows(tmp_path: Path) -> None:

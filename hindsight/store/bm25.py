@@ -8,10 +8,14 @@ several tokens ("a_b") matches rows holding all of them, as often as the rarest 
 Search is MaxScore: query terms are taken by their upper bound, highest first, and each one's postings are scored in
 full until the k-th best partial score exceeds what the remaining terms could add to a row; from then on only the
 candidates already found are looked up in the remaining terms' chunks. The top k is the same as scoring every row.
+
+New rows are held in memory (`store.recent`) and written when the vector snapshot is saved (`save`), on close, and
+before a removal; the watermark in the file is that of the last write, so the change log replays the rest.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import sqlite3
@@ -27,6 +31,7 @@ from hindsight.store import postings
 from hindsight.store.base import IndexedUnit
 from hindsight.store.derived import LexicalIndex
 from hindsight.store.disk import disk_error, sqlite_disk_error
+from hindsight.store.recent import Recent
 from hindsight.store.search import IndexHit
 from hindsight.store.tokenize import query_terms, tokens
 
@@ -36,7 +41,8 @@ K1 = 1.2
 B = 0.75
 _IDF_FLOOR = 1e-6
 _FORMAT = 2  # PRAGMA user_version of this layout; 0 was FTS5's
-_WRITE_BATCH = 20_000  # rows per postings.add call: bounds a rebuild's memory
+# Rows held in memory before a write of their own: bounds a rebuild's memory.
+_HOLD = 20_000
 
 
 def _weight(f: np.ndarray, length: np.ndarray, avgdl: float) -> np.ndarray:
@@ -46,29 +52,38 @@ def _weight(f: np.ndarray, length: np.ndarray, avgdl: float) -> np.ndarray:
 
 @dataclass
 class _Phrase:
-    """One query term as matched: its postings (all of them, or read on demand from its term's chunks), its IDF and
-    an upper bound on what it adds to any row's score."""
+    """One query term as matched: its postings (in the file, read on demand from its term's chunks, and in memory; or
+    computed up front for a term of several tokens), its IDF and an upper bound on what it adds to any row's score."""
 
     idf: float
     bound: float
-    term: postings.Term | None = None  # one token: postings read from its chunks
-    known: np.ndarray | None = None  # several tokens: the rows holding all of them, computed up front
+    term: postings.Term | None = None  # in the file
+    recent: np.ndarray | None = None  # in memory
+    known: np.ndarray | None = None  # several tokens: the rows holding all of them
 
     def all(self, conn: sqlite3.Connection) -> np.ndarray:
-        return self.known if self.known is not None else postings.read_chunks(conn, self._id)
-
-    def some(self, conn: sqlite3.Connection, labels: np.ndarray) -> np.ndarray:
-        """The postings of `labels`, from the chunks that hold them."""
         if self.known is not None:
             return self.known
-        firsts = postings.chunk_firsts(conn, self._id)
-        owners = np.unique(np.maximum(np.searchsorted(firsts, labels, side="right") - 1, 0))
-        return postings.read_chunks(conn, self._id, firsts[owners].tolist())
+        return _union(postings.read_chunks(conn, self.term.id) if self.term else None, self.recent)
 
-    @property
-    def _id(self) -> int:
-        assert self.term is not None
-        return self.term.id
+    def some(self, conn: sqlite3.Connection, labels: np.ndarray) -> np.ndarray:
+        """At least the postings of `labels`: from the chunks that hold them, and from memory."""
+        if self.known is not None:
+            return self.known
+        if self.term is None:
+            return _union(None, self.recent)
+        firsts = postings.chunk_firsts(conn, self.term.id)
+        owners = np.unique(np.maximum(np.searchsorted(firsts, labels, side="right") - 1, 0))
+        return _union(postings.read_chunks(conn, self.term.id, firsts[owners].tolist()), self.recent)
+
+
+def _union(stored: np.ndarray | None, recent: np.ndarray | None) -> np.ndarray:
+    """Postings of the file and of memory (no label in both), in label order."""
+    parts = [p for p in (stored, recent) if p is not None and len(p)]
+    if len(parts) < 2:
+        return parts[0] if parts else np.zeros(0, dtype=postings.POSTING)
+    merged = np.concatenate(parts)
+    return merged[np.argsort(merged["label"], kind="stable")]
 
 
 class Bm25Index(LexicalIndex):
@@ -80,7 +95,9 @@ class Bm25Index(LexicalIndex):
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._closed = False
-        self.watermark = 0
+        self._recent = Recent()
+        self.watermark = 0  # the last change the index holds, in the file or in memory
+        self._written = 0  # the last change in the file
 
     def _open(self) -> sqlite3.Connection:
         try:
@@ -120,7 +137,8 @@ class Bm25Index(LexicalIndex):
             return False
         with self._lock:
             self._conn = conn
-            self.watermark = int(row[0]) if row else 0
+            self._recent.clear()
+            self.watermark = self._written = int(row[0]) if row else 0
         return existed
 
     def _live(self) -> sqlite3.Connection:
@@ -146,41 +164,61 @@ class Bm25Index(LexicalIndex):
             except sqlite3.Error as exc:
                 what = f"creating the lexical index {self.path}"
                 raise sqlite_disk_error(exc, what, self.path) or StoreError(f"{what} failed: {exc}") from exc
-            self.watermark = 0
+            self._recent.clear()
+            self.watermark = self._written = 0
 
     def _write(self, change: Callable[[sqlite3.Connection], None], watermark: int) -> None:
-        with self._lock:
-            conn = self._live()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                change(conn)
-                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('watermark', ?)", (watermark,))
-                conn.execute("COMMIT")
-            except BaseException as exc:
-                if conn.in_transaction:  # SQLite has already rolled back after some errors (a damaged page)
-                    conn.execute("ROLLBACK")
-                # A full disk is a typed error, and the watermark stays for the next sync to retry; damage stays an
-                # SQLite error, on which the caller rebuilds the index.
-                if isinstance(exc, sqlite3.Error) and (
-                        typed := sqlite_disk_error(exc, f"writing the lexical index {self.path}", self.path)):
-                    raise typed from exc
-                raise
-            self.watermark = max(self.watermark, watermark)
+        """Write the rows held in memory, then `change`, in one transaction that records `watermark` (call with the
+        lock held)."""
+        conn = self._live()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for i in range(0, len(self._recent.docs), _HOLD):
+                postings.add(conn, self._recent.docs[i : i + _HOLD])
+            change(conn)
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('watermark', ?)", (watermark,))
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:  # SQLite has already rolled back after some errors (a damaged page)
+                conn.execute("ROLLBACK")
+            # A full disk is a typed error, and the rows stay in memory for the next write; damage stays an SQLite
+            # error, on which the caller rebuilds the index.
+            if isinstance(exc, sqlite3.Error) and (
+                    typed := sqlite_disk_error(exc, f"writing the lexical index {self.path}", self.path)):
+                raise typed from exc
+            raise
+        self._recent.clear()
+        self._written = watermark
 
     def add_units(self, units: list[IndexedUnit], watermark: int) -> None:
-        latest = {u.label: u for u in units}  # the last of repeated labels wins
-
-        def change(conn: sqlite3.Connection) -> None:
-            postings.remove(conn, sorted(postings.indexed(conn, list(latest))))  # replaced rows
-            rows = sorted(latest.values(), key=lambda u: u.label)
-            for i in range(0, len(rows), _WRITE_BATCH):
-                postings.add(conn, [postings.Doc(u.label, tokens(u.text), tokens(u.lead))
-                                    for u in rows[i : i + _WRITE_BATCH]])
-
-        self._write(change, watermark)
+        latest = sorted({u.label: u for u in units}.values(), key=lambda u: u.label)  # the last of a label wins
+        with self._lock:
+            for i in range(0, len(latest), _HOLD):
+                part = latest[i : i + _HOLD]
+                docs = [postings.Doc(u.label, tokens(u.text), tokens(u.lead)) for u in part]
+                labels = [d.label for d in docs]
+                held = self._recent.labels.intersection(labels) or postings.indexed(self._live(), labels)
+                if held:  # rows indexed again: written at once, in place of the old
+                    self._write(functools.partial(postings.remove, labels=sorted(held)), self.watermark)
+                self._recent.add(docs)
+                if len(self._recent.docs) >= _HOLD:  # the changes before this call are all in the file then
+                    self._write(lambda conn: None, self.watermark)
+            self.watermark = max(self.watermark, watermark)
 
     def remove(self, labels: list[int], watermark: int) -> None:
-        self._write(lambda conn: postings.remove(conn, labels), watermark)
+        with self._lock:
+            self._write(lambda conn: postings.remove(conn, labels), watermark)
+            self.watermark = max(self.watermark, watermark)
+
+    def save(self) -> None:
+        """Write the rows held in memory."""
+        with self._lock:
+            if self._behind():
+                self._write(lambda conn: None, self.watermark)
+
+    def _behind(self) -> bool:
+        """Whether the file lacks rows or changes the index holds."""
+        return bool(self._recent.docs) or self._written != self.watermark
 
     def search(self, query: str, k: int, lead_weight: float = 1.0) -> list[IndexHit]:
         phrases = [words for term in query_terms(query) if (words := tokens(term))]
@@ -188,17 +226,19 @@ class Bm25Index(LexicalIndex):
             return []
         with self._lock:
             conn = self._live()
-            totals = postings.totals(conn)
-            if totals.docs <= 0:
+            stored = postings.totals(conn)
+            docs, total = stored.docs + len(self._recent.docs), stored.tokens + self._recent.tokens
+            if docs <= 0:
                 return []
             known = postings.terms(conn, [w for p in phrases for w in p])
-            avgdl = totals.tokens / totals.docs
-            matched = [_phrase(conn, p, known, totals.docs, avgdl, lead_weight) for p in phrases]
+            avgdl = total / docs
+            matched = [_phrase(conn, p, known, self._recent, docs, avgdl, lead_weight) for p in phrases]
             return _top_k(conn, [p for p in matched if p is not None], k, avgdl, lead_weight)
 
     def purge(self) -> None:
         """Make removed rows unrecoverable from the files: secure_delete has zeroed them in the database, and the WAL
         keeps old pages until it is truncated."""
+        self.save()
         with self._lock:
             busy = self._live().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
         if busy:
@@ -206,14 +246,22 @@ class Bm25Index(LexicalIndex):
 
     def labels(self) -> set[int]:
         with self._lock:
-            return postings.labels(self._live())
+            return postings.labels(self._live()) | self._recent.labels
 
     def close(self) -> None:
+        """Write the rows held in memory, then close; a failed write is logged (the change log replays them)."""
         with self._lock:
-            self._closed = True
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            try:
+                if self._conn is not None and not self._closed and self._behind():
+                    self._write(lambda conn: None, self.watermark)
+            except (StoreError, sqlite3.Error) as exc:
+                log.warning("lexical index %s: the last rows were not written (%s); the next open replays them",
+                            self.path, exc)
+            finally:
+                self._closed = True
+                if self._conn is not None:
+                    self._conn.close()
+                    self._conn = None
 
 
 def _idf(df: int, docs: int) -> float:
@@ -221,17 +269,18 @@ def _idf(df: int, docs: int) -> float:
     return idf if idf > 0 else _IDF_FLOOR
 
 
-def _phrase(conn: sqlite3.Connection, words: list[str], known: dict[str, postings.Term], docs: int, avgdl: float,
-            lead_weight: float) -> _Phrase | None:
+def _phrase(conn: sqlite3.Connection, words: list[str], known: dict[str, postings.Term], recent: Recent, docs: int,
+            avgdl: float, lead_weight: float) -> _Phrase | None:
     """A query term's match, or None when no row holds it."""
-    if any(w not in known for w in words):
+    held = {w: recent.postings(w) for w in dict.fromkeys(words)}
+    if any(w not in known and not len(held[w]) for w in held):
         return None
-    if len(words) == 1:
-        term = known[words[0]]
-        idf = _idf(term.df, docs)
-        f = np.array([term.max_text + lead_weight * term.max_lead])
-        return _Phrase(idf, idf * float(_weight(f, np.array([term.min_len]), avgdl)[0]), term=term)
-    parts = [postings.read_chunks(conn, known[w].id) for w in dict.fromkeys(words)]
+    if len(held) == 1:
+        mine, term = held[words[0]], known.get(words[0])
+        df = (term.df if term else 0) + len(mine)
+        idf = _idf(df, docs)
+        return _Phrase(idf, idf * _bound(term, mine, avgdl, lead_weight), term=term, recent=mine)
+    parts = [_Phrase(0.0, 0.0, term=known.get(w), recent=mine).all(conn) for w, mine in held.items()]
     common = parts[0]
     for other in parts[1:]:
         common = common[np.isin(common["label"], other["label"])]
@@ -246,6 +295,21 @@ def _phrase(conn: sqlite3.Connection, words: list[str], known: dict[str, posting
     idf = _idf(len(rows), docs)
     scores = _scores(rows, idf, avgdl, lead_weight)
     return _Phrase(idf, float(scores.max()) if len(scores) else 0.0, known=rows)
+
+
+def _bound(term: postings.Term | None, recent: np.ndarray, avgdl: float, lead_weight: float) -> float:
+    """The most one term's weight can be in any row, from the bounds of its postings in the file and in memory."""
+    texts, leads, lengths = [], [], []
+    if term is not None:
+        texts += [term.max_text]
+        leads += [term.max_lead]
+        lengths += [term.min_len]
+    if len(recent):
+        texts += [int(recent["text"].max())]
+        leads += [int(recent["lead"].max())]
+        lengths += [int(recent["length"].min())]
+    f = np.array([max(texts) + lead_weight * max(leads)])
+    return float(_weight(f, np.array([min(lengths)]), avgdl)[0])
 
 
 def _scores(rows: np.ndarray, idf: float, avgdl: float, lead_weight: float) -> np.ndarray:

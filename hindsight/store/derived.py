@@ -36,6 +36,10 @@ class DerivedIndex(ABC):
         """Every label the index holds (for integrity checks)."""
 
     @abstractmethod
+    def save(self) -> None:
+        """Persist what the index holds in memory, atomically; its watermark in the files moves with it."""
+
+    @abstractmethod
     def close(self) -> None: ...
 
 
@@ -43,10 +47,6 @@ class VectorIndex(DerivedIndex):
     @abstractmethod
     def search(self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None) -> list[IndexHit]:
         """Nearest labels by cosine similarity, best first; only labels `allowed` accepts, when given."""
-
-    @abstractmethod
-    def save(self) -> None:
-        """Persist a snapshot atomically."""
 
     @abstractmethod
     def __len__(self) -> int: ...

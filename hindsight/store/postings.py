@@ -13,11 +13,13 @@ import numpy as np
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 -- Per term: how many rows hold it, and bounds over its postings (the largest frequencies, the shortest row); a
--- removal leaves the bounds as they were, which keeps them bounds.
+-- removal leaves the bounds as they were, which keeps them bounds. `last` is its largest label; its chunks from
+-- `open_first` on (`open_chunks` of them) are small ones appended since its last full chunk.
 -- A term is its UTF-8 bytes: the stemmer can cut a character in two, as FTS5's does.
 CREATE TABLE IF NOT EXISTS terms(
     id INTEGER PRIMARY KEY, term BLOB NOT NULL UNIQUE, df INTEGER NOT NULL,
-    max_text INTEGER NOT NULL, max_lead INTEGER NOT NULL, min_len INTEGER NOT NULL);
+    max_text INTEGER NOT NULL, max_lead INTEGER NOT NULL, min_len INTEGER NOT NULL,
+    last INTEGER NOT NULL, open_first INTEGER, open_chunks INTEGER NOT NULL);
 -- A chunk holds a term's postings from label `first` up to the next chunk's first label.
 CREATE TABLE IF NOT EXISTS chunks(
     term INTEGER NOT NULL, first INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(term, first)) WITHOUT ROWID;
@@ -26,8 +28,11 @@ CREATE TABLE IF NOT EXISTS docs(label INTEGER PRIMARY KEY, length INTEGER NOT NU
 """
 # A posting: the row, the term's count in its text and in its lead, and the row's length.
 POSTING = np.dtype([("label", "<i8"), ("text", "<u2"), ("lead", "<u2"), ("length", "<u4")])
-# Small enough that appending to a term rewrites little, large enough that a common term is few reads.
+# A full chunk: large enough that a common term is few reads.
 CHUNK = 256
+# Appends to a term add small chunks; this many are merged into full ones, so that an append writes only its own
+# postings and a term is never many small reads.
+OPEN_CHUNKS = 16
 _MAX_COUNT = np.iinfo(np.uint16).max
 _BATCH = 500  # bound parameters per IN (...) list
 
@@ -43,13 +48,16 @@ class Doc:
 
 @dataclass(frozen=True)
 class Term:
-    """A term's id, document frequency and bounds over its postings."""
+    """A term's id, document frequency and bounds over its postings, and where its appended small chunks start."""
 
     id: int
     df: int
     max_text: int
     max_lead: int
     min_len: int
+    last: int
+    open_first: int | None
+    open_chunks: int
 
 
 @dataclass(frozen=True)
@@ -85,7 +93,8 @@ def terms(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, Term]:
     found: dict[str, Term] = {}
     for part in _batches([_key(w) for w in dict.fromkeys(words)]):
         rows = conn.execute(
-            f"SELECT term, id, df, max_text, max_lead, min_len FROM terms WHERE term IN ({','.join('?' * len(part))})",
+            "SELECT term, id, df, max_text, max_lead, min_len, last, open_first, open_chunks FROM terms "
+            f"WHERE term IN ({','.join('?' * len(part))})",
             list(part))
         found.update((bytes(r[0]).decode("utf-8", "surrogateescape"), Term(*r[1:])) for r in rows)
     return found
@@ -116,29 +125,34 @@ def _owning_chunks(firsts: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return np.maximum(np.searchsorted(firsts, labels, side="right") - 1, 0)
 
 
+def _pieces(term: int, postings: np.ndarray) -> list[tuple[int, int, bytes]]:
+    """Chunk rows for postings (sorted by label), cut at CHUNK."""
+    return [(term, int(postings["label"][i]), postings[i : i + CHUNK].tobytes())
+            for i in range(0, len(postings), CHUNK)]
+
+
 def _rewrite(conn: sqlite3.Connection, term: int, old_first: int | None, postings: np.ndarray) -> None:
     """Replace one chunk (or none) by `postings`, cut into chunks of at most CHUNK."""
     if old_first is not None:
         conn.execute("DELETE FROM chunks WHERE term=? AND first=?", (term, old_first))
-    conn.executemany("INSERT INTO chunks(term, first, data) VALUES(?, ?, ?)",
-                     [(term, int(postings["label"][i]), postings[i : i + CHUNK].tobytes())
-                      for i in range(0, len(postings), CHUNK)])
+    conn.executemany("INSERT INTO chunks(term, first, data) VALUES(?, ?, ?)", _pieces(term, postings))
+
+
+def _merge_open(conn: sqlite3.Connection, term: Term, new: np.ndarray) -> tuple[int | None, int]:
+    """Merge a term's small chunks and `new` (after them) into full chunks; the new open_first and open_chunks."""
+    old = []
+    if term.open_first is not None:
+        old = [np.frombuffer(r[0], dtype=POSTING) for r in conn.execute(
+            "SELECT data FROM chunks WHERE term=? AND first>=? ORDER BY first", (term.id, term.open_first))]
+        conn.execute("DELETE FROM chunks WHERE term=? AND first>=?", (term.id, term.open_first))
+    pieces = _pieces(term.id, np.concatenate([*old, new]))
+    conn.executemany("INSERT INTO chunks(term, first, data) VALUES(?, ?, ?)", pieces)
+    return (pieces[-1][1], 1) if len(pieces[-1][2]) < CHUNK * POSTING.itemsize else (None, 0)
 
 
 def _merge_into_chunks(conn: sqlite3.Connection, term: int, new: np.ndarray) -> None:
     """Insert postings (sorted, labels not yet in the term) into the chunks that own their labels."""
-    last = conn.execute("SELECT first, data FROM chunks WHERE term=? ORDER BY first DESC LIMIT 1", (term,)).fetchone()
-    if last is not None and new["label"][0] >= last[0]:  # new rows come after the old: the usual append
-        tail = np.frombuffer(last[1], dtype=POSTING)
-        if len(tail) >= CHUNK:
-            _rewrite(conn, term, None, new)
-        else:
-            _rewrite(conn, term, last[0], np.concatenate([tail, new]))
-        return
     firsts = chunk_firsts(conn, term)
-    if not len(firsts):
-        _rewrite(conn, term, None, new)
-        return
     owner = _owning_chunks(firsts, new["label"])
     for chunk in np.unique(owner):
         first = int(firsts[chunk])
@@ -148,7 +162,7 @@ def _merge_into_chunks(conn: sqlite3.Connection, term: int, new: np.ndarray) -> 
 
 
 @dataclass(frozen=True)
-class _Batch:
+class Batch:
     """A batch of rows inverted: its distinct words, and their postings ordered by word, then label."""
 
     words: list[str]
@@ -157,7 +171,8 @@ class _Batch:
     doc_terms: list[np.ndarray]  # per row, in label order: the indexes into `words` of the words it holds
 
 
-def _invert(docs: Sequence[Doc]) -> _Batch:
+def invert(docs: Sequence[Doc]) -> Batch:
+    """Rows as postings by word (they hold no label twice)."""
     columns = [words for doc in docs for words in (doc.text, doc.lead)]
     flat = [w for words in columns for w in words]
     vocab = {w: i for i, w in enumerate(dict.fromkeys(flat))}
@@ -168,7 +183,8 @@ def _invert(docs: Sequence[Doc]) -> _Batch:
     # One key per (word, row, column), so that unique() counts each word in each column of each row.
     keys, counts = np.unique(ids * 2 * n + owner, return_counts=True)
     pair_of_key = keys // 2  # sorted, as keys are
-    starts = np.concatenate([[True], pair_of_key[1:] != pair_of_key[:-1]])
+    starts = np.ones(len(pair_of_key), dtype=bool)
+    starts[1:] = pair_of_key[1:] != pair_of_key[:-1]
     pairs = pair_of_key[starts]
     slot = np.cumsum(starts) - 1  # each key's (word, row) pair
     word, row = pairs // n, pairs % n
@@ -180,14 +196,14 @@ def _invert(docs: Sequence[Doc]) -> _Batch:
         out[field][slot[mine]] = np.minimum(counts[mine], _MAX_COUNT)
     by_row = np.lexsort((word, row))
     row_bounds = np.searchsorted(row[by_row], np.arange(n + 1))
-    return _Batch(list(vocab), out, np.searchsorted(word, np.arange(len(vocab) + 1)),
+    return Batch(list(vocab), out, np.searchsorted(word, np.arange(len(vocab) + 1)),
                   [word[by_row[row_bounds[i]:row_bounds[i + 1]]] for i in range(n)])
 
 
 def add(conn: sqlite3.Connection, docs: Sequence[Doc]) -> None:
     """Index rows whose labels the index does not hold."""
     docs = sorted(docs, key=lambda d: d.label)
-    batch = _invert(docs)
+    batch = invert(docs)
     known = terms(conn, batch.words)
     ids = np.zeros(len(batch.words), dtype=np.int64)
     next_id = int(conn.execute("SELECT coalesce(max(id), 0) FROM terms").fetchone()[0]) + 1
@@ -195,19 +211,31 @@ def add(conn: sqlite3.Connection, docs: Sequence[Doc]) -> None:
     for i, word in enumerate(batch.words):
         new = batch.postings[batch.bounds[i] : batch.bounds[i + 1]]
         stats = (int(new["text"].max()), int(new["lead"].max()), int(new["length"].min()))
+        first, last = int(new["label"][0]), int(new["label"][-1])
         if (old := known.get(word)) is None:
             ids[i] = next_id
             next_id += 1
-            created.append((int(ids[i]), _key(word), len(new), *stats))
-            chunks += [(int(ids[i]), int(new["label"][j]), new[j : j + CHUNK].tobytes())
-                       for j in range(0, len(new), CHUNK)]
+            pieces = _pieces(int(ids[i]), new)
+            chunks += pieces
+            small = len(pieces[-1][2]) < CHUNK * POSTING.itemsize
+            created.append((int(ids[i]), _key(word), len(new), *stats, last, pieces[-1][1] if small else None,
+                            int(small)))
             continue
         ids[i] = old.id
+        open_first, open_chunks = old.open_first, old.open_chunks
+        if first <= old.last:  # among the term's postings (a row indexed again): rewrite the chunks that own them
+            _merge_into_chunks(conn, old.id, new)
+        elif old.open_chunks + 1 >= OPEN_CHUNKS or len(new) >= CHUNK:
+            open_first, open_chunks = _merge_open(conn, old, new)
+        else:  # the usual append: one small chunk of its own
+            chunks.append((old.id, first, new.tobytes()))
+            open_first, open_chunks = (first if open_first is None else open_first), open_chunks + 1
         updated.append((old.df + len(new), max(old.max_text, stats[0]), max(old.max_lead, stats[1]),
-                        min(old.min_len, stats[2]), old.id))
-        _merge_into_chunks(conn, old.id, new)
-    conn.executemany("INSERT INTO terms(id, term, df, max_text, max_lead, min_len) VALUES(?, ?, ?, ?, ?, ?)", created)
-    conn.executemany("UPDATE terms SET df=?, max_text=?, max_lead=?, min_len=? WHERE id=?", updated)
+                        min(old.min_len, stats[2]), max(old.last, last), open_first, open_chunks, old.id))
+    conn.executemany("INSERT INTO terms(id, term, df, max_text, max_lead, min_len, last, open_first, open_chunks) "
+                     "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)", created)
+    conn.executemany("UPDATE terms SET df=?, max_text=?, max_lead=?, min_len=?, last=?, open_first=?, open_chunks=? "
+                     "WHERE id=?", updated)
     conn.executemany("INSERT INTO chunks(term, first, data) VALUES(?, ?, ?)", chunks)
     lengths = [len(d.text) + len(d.lead) for d in docs]
     conn.executemany("INSERT INTO docs(label, length, terms) VALUES(?, ?, ?)",

@@ -68,6 +68,8 @@ class SqliteSearch(BankSearch):
             try:
                 index.reset()
                 index.add_units(self.store.indexed_units(self.bank_id), self.store.last_change(self.bank_id))
+                if index is self.lexical:
+                    index.save()
             except (sqlite3.DatabaseError, OSError) as exc:
                 raise IndexDamagedError(
                     f"the {name} index of bank {self.bank_id} in {self.dir} could not be rebuilt ({exc}); the "
@@ -91,11 +93,13 @@ class SqliteSearch(BankSearch):
             raise IndexDamagedError(f"the lexical index of bank {self.bank_id} failed after a rebuild: {exc}") from exc
 
     def _save_or_log(self) -> None:
-        """Save the vector snapshot; a failure (full disk, read-only directory) is logged, not raised: the write
-        that called for it has committed, and an old snapshot catches up from the change log on the next open."""
+        """Save the vector snapshot and write the lexical rows held in memory; a failure (full disk, read-only
+        directory) is logged, not raised: the write that called for it has committed, and the files catch up from
+        the change log on the next open."""
         try:
             self.vectors.save()
             self._saved_watermark = self.vectors.watermark
+            self._lexical(self.lexical.save)
         except StoreError as exc:
             log.warning("bank %s: %s; the index stays in memory and catches up on the next open", self.bank_id, exc)
 
