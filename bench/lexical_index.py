@@ -68,6 +68,7 @@ def run_size(docs: list[RefDoc], queries: list[str], k: int, work: Path) -> dict
     for i in tqdm(range(0, len(docs), _BATCH), desc=f"index {len(docs)}", unit="batch"):
         index.add_units([IndexedUnit(d.label, "", np.zeros(1, np.float32), d.text, d.lead)
                          for d in docs[i : i + _BATCH]], i + 1)
+    index.save()
     built = time.perf_counter() - start
     start = time.perf_counter()
     fts5 = Fts5Reference(docs)
