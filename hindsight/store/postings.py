@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS chunks(
 -- Per indexed row: its length in tokens (both columns) and its term ids (uint32), to remove it again.
 CREATE TABLE IF NOT EXISTS docs(label INTEGER PRIMARY KEY, length INTEGER NOT NULL, terms BLOB NOT NULL);
 """
-# A posting: the row, the term's count in its text and in its lead, and the row's length.
+# A posting: the row, the term's count in its text and in its lead (at most 65,535), and the row's length.
 POSTING = np.dtype([("label", "<i8"), ("text", "<u2"), ("lead", "<u2"), ("length", "<u4")])
 # A full chunk: large enough that a common term is few reads.
 CHUNK = 256
