@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 K1 = 1.2
 B = 0.75
 _IDF_FLOOR = 1e-6
-_FORMAT = 3  # PRAGMA user_version of this layout; 0 was FTS5's, 2 had no small chunks
+_FORMAT = 4  # PRAGMA user_version of this layout; 0 was FTS5's, 2 had no small chunks, 3 no CRCs
 # Rows held in memory before a write of their own: bounds a rebuild's memory.
 _HOLD = 20_000
 

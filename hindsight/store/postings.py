@@ -4,6 +4,7 @@ indexed rows; written a batch at a time, inside a transaction the caller holds."
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -20,11 +21,14 @@ CREATE TABLE IF NOT EXISTS terms(
     id INTEGER PRIMARY KEY, term BLOB NOT NULL UNIQUE, df INTEGER NOT NULL,
     max_text INTEGER NOT NULL, max_lead INTEGER NOT NULL, min_len INTEGER NOT NULL,
     last INTEGER NOT NULL, open_first INTEGER, open_chunks INTEGER NOT NULL);
--- A chunk holds a term's postings from label `first` up to the next chunk's first label.
+-- A chunk holds a term's postings from label `first` up to the next chunk's first label. Blobs carry their CRC-32:
+-- garbage in a valid page is damage SQLite cannot see.
 CREATE TABLE IF NOT EXISTS chunks(
-    term INTEGER NOT NULL, first INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(term, first)) WITHOUT ROWID;
+    term INTEGER NOT NULL, first INTEGER NOT NULL, data BLOB NOT NULL, crc INTEGER NOT NULL,
+    PRIMARY KEY(term, first)) WITHOUT ROWID;
 -- Per indexed row: its length in tokens (both columns) and its term ids (uint32), to remove it again.
-CREATE TABLE IF NOT EXISTS docs(label INTEGER PRIMARY KEY, length INTEGER NOT NULL, terms BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS docs(
+    label INTEGER PRIMARY KEY, length INTEGER NOT NULL, terms BLOB NOT NULL, crc INTEGER NOT NULL);
 """
 # A posting: the row, the term's count in its text and in its lead (at most 65,535), and the row's length.
 POSTING = np.dtype([("label", "<i8"), ("text", "<u2"), ("lead", "<u2"), ("length", "<u4")])
@@ -73,6 +77,13 @@ def _batches(items: Sequence[object]) -> Iterable[Sequence[object]]:
         yield items[i : i + _BATCH]
 
 
+def _checked(blob: bytes, crc: int, dtype: np.dtype) -> np.ndarray:
+    """A stored blob as an array; a damaged one is an SQLite error, on which the index is rebuilt."""
+    if zlib.crc32(blob) != crc:
+        raise sqlite3.DatabaseError("the lexical index holds a damaged blob (its CRC-32 does not match)")
+    return np.frombuffer(blob, dtype=dtype)
+
+
 def totals(conn: sqlite3.Connection) -> Totals:
     rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('docs', 'tokens')").fetchall())
     return Totals(int(rows.get("docs", 0)), int(rows.get("tokens", 0)))
@@ -103,15 +114,16 @@ def terms(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, Term]:
 def read_chunks(conn: sqlite3.Connection, term: int, firsts: Sequence[int] | None = None) -> np.ndarray:
     """A term's postings in label order: all of them, or those of the chunks starting at `firsts`."""
     if firsts is None:
-        rows = conn.execute("SELECT data FROM chunks WHERE term=? ORDER BY first", (term,)).fetchall()
+        rows = conn.execute("SELECT data, crc FROM chunks WHERE term=? ORDER BY first", (term,)).fetchall()
     else:
         rows = []
         for part in _batches(list(firsts)):
-            rows += conn.execute(f"SELECT data FROM chunks WHERE term=? AND first IN ({','.join('?' * len(part))}) "
-                                 "ORDER BY first", (term, *part)).fetchall()
+            marks = ",".join("?" * len(part))
+            rows += conn.execute(f"SELECT data, crc FROM chunks WHERE term=? AND first IN ({marks}) ORDER BY first",
+                                 (term, *part)).fetchall()
     if not rows:
         return np.zeros(0, dtype=POSTING)
-    return np.concatenate([np.frombuffer(r[0], dtype=POSTING) for r in rows])
+    return np.concatenate([_checked(r[0], r[1], POSTING) for r in rows])
 
 
 def chunk_firsts(conn: sqlite3.Connection, term: int) -> np.ndarray:
@@ -125,28 +137,32 @@ def _owning_chunks(firsts: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return np.maximum(np.searchsorted(firsts, labels, side="right") - 1, 0)
 
 
-def _pieces(term: int, postings: np.ndarray) -> list[tuple[int, int, bytes]]:
+def _pieces(term: int, postings: np.ndarray) -> list[tuple[int, int, bytes, int]]:
     """Chunk rows for postings (sorted by label), cut at CHUNK."""
-    return [(term, int(postings["label"][i]), postings[i : i + CHUNK].tobytes())
-            for i in range(0, len(postings), CHUNK)]
+    return [_chunk(term, postings[i : i + CHUNK]) for i in range(0, len(postings), CHUNK)]
+
+
+def _chunk(term: int, postings: np.ndarray) -> tuple[int, int, bytes, int]:
+    data = postings.tobytes()
+    return term, int(postings["label"][0]), data, zlib.crc32(data)
 
 
 def _rewrite(conn: sqlite3.Connection, term: int, old_first: int | None, postings: np.ndarray) -> None:
     """Replace one chunk (or none) by `postings`, cut into chunks of at most CHUNK."""
     if old_first is not None:
         conn.execute("DELETE FROM chunks WHERE term=? AND first=?", (term, old_first))
-    conn.executemany("INSERT INTO chunks(term, first, data) VALUES(?, ?, ?)", _pieces(term, postings))
+    conn.executemany("INSERT INTO chunks(term, first, data, crc) VALUES(?, ?, ?, ?)", _pieces(term, postings))
 
 
 def _merge_open(conn: sqlite3.Connection, term: Term, new: np.ndarray) -> tuple[int | None, int]:
     """Merge a term's small chunks and `new` (after them) into full chunks; the new open_first and open_chunks."""
     old = []
     if term.open_first is not None:
-        old = [np.frombuffer(r[0], dtype=POSTING) for r in conn.execute(
-            "SELECT data FROM chunks WHERE term=? AND first>=? ORDER BY first", (term.id, term.open_first))]
+        old = [_checked(r[0], r[1], POSTING) for r in conn.execute(
+            "SELECT data, crc FROM chunks WHERE term=? AND first>=? ORDER BY first", (term.id, term.open_first))]
         conn.execute("DELETE FROM chunks WHERE term=? AND first>=?", (term.id, term.open_first))
     pieces = _pieces(term.id, np.concatenate([*old, new]))
-    conn.executemany("INSERT INTO chunks(term, first, data) VALUES(?, ?, ?)", pieces)
+    conn.executemany("INSERT INTO chunks(term, first, data, crc) VALUES(?, ?, ?, ?)", pieces)
     return (pieces[-1][1], 1) if len(pieces[-1][2]) < CHUNK * POSTING.itemsize else (None, 0)
 
 
@@ -156,8 +172,8 @@ def _merge_into_chunks(conn: sqlite3.Connection, term: int, new: np.ndarray) -> 
     owner = _owning_chunks(firsts, new["label"])
     for chunk in np.unique(owner):
         first = int(firsts[chunk])
-        (data,) = conn.execute("SELECT data FROM chunks WHERE term=? AND first=?", (term, first)).fetchone()
-        merged = np.concatenate([np.frombuffer(data, dtype=POSTING), new[owner == chunk]])
+        data, crc = conn.execute("SELECT data, crc FROM chunks WHERE term=? AND first=?", (term, first)).fetchone()
+        merged = np.concatenate([_checked(data, crc, POSTING), new[owner == chunk]])
         _rewrite(conn, term, first, merged[np.argsort(merged["label"], kind="stable")])
 
 
@@ -228,7 +244,7 @@ def add(conn: sqlite3.Connection, docs: Sequence[Doc]) -> None:
         elif old.open_chunks + 1 >= OPEN_CHUNKS or len(new) >= CHUNK:
             open_first, open_chunks = _merge_open(conn, old, new)
         else:  # the usual append: one small chunk of its own
-            chunks.append((old.id, first, new.tobytes()))
+            chunks.append(_chunk(old.id, new))
             open_first, open_chunks = (first if open_first is None else open_first), open_chunks + 1
         updated.append((old.df + len(new), max(old.max_text, stats[0]), max(old.max_lead, stats[1]),
                         min(old.min_len, stats[2]), max(old.last, last), open_first, open_chunks, old.id))
@@ -236,11 +252,12 @@ def add(conn: sqlite3.Connection, docs: Sequence[Doc]) -> None:
                      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)", created)
     conn.executemany("UPDATE terms SET df=?, max_text=?, max_lead=?, min_len=?, last=?, open_first=?, open_chunks=? "
                      "WHERE id=?", updated)
-    conn.executemany("INSERT INTO chunks(term, first, data) VALUES(?, ?, ?)", chunks)
+    conn.executemany("INSERT INTO chunks(term, first, data, crc) VALUES(?, ?, ?, ?)", chunks)
     lengths = [len(d.text) + len(d.lead) for d in docs]
-    conn.executemany("INSERT INTO docs(label, length, terms) VALUES(?, ?, ?)",
-                     [(d.label, length, ids[held].astype(np.uint32).tobytes())
-                      for d, length, held in zip(docs, lengths, batch.doc_terms, strict=True)])
+    held = [ids[words].astype(np.uint32).tobytes() for words in batch.doc_terms]
+    conn.executemany("INSERT INTO docs(label, length, terms, crc) VALUES(?, ?, ?, ?)",
+                     [(d.label, length, blob, zlib.crc32(blob))
+                      for d, length, blob in zip(docs, lengths, held, strict=True)])
     _add_totals(conn, len(docs), sum(lengths))
 
 
@@ -258,15 +275,18 @@ def remove(conn: sqlite3.Connection, labels: Sequence[int]) -> None:
     by_term: dict[int, list[int]] = defaultdict(list)
     gone, tokens = [], 0
     for part in _batches(list(labels)):
-        rows = conn.execute(f"SELECT label, length, terms FROM docs WHERE label IN ({','.join('?' * len(part))})",
+        rows = conn.execute(f"SELECT label, length, terms, crc FROM docs WHERE label IN ({','.join('?' * len(part))})",
                             list(part)).fetchall()
-        for label, length, blob in rows:
+        for label, length, blob, crc in rows:
             gone.append(label)
             tokens += length
-            for term in np.frombuffer(blob, dtype=np.uint32).tolist():
+            for term in _checked(blob, crc, np.dtype(np.uint32)).tolist():
                 by_term[term].append(label)
     for term, dropped in by_term.items():
-        (df,) = conn.execute("SELECT df FROM terms WHERE id=?", (term,)).fetchone()
+        row = conn.execute("SELECT df FROM terms WHERE id=?", (term,)).fetchone()
+        if row is None:
+            raise sqlite3.DatabaseError(f"the lexical index lacks term {term} that a row holds")
+        df = row[0]
         if df <= len(dropped):
             conn.execute("DELETE FROM terms WHERE id=?", (term,))
             conn.execute("DELETE FROM chunks WHERE term=?", (term,))
@@ -277,8 +297,8 @@ def remove(conn: sqlite3.Connection, labels: Sequence[int]) -> None:
         owner = _owning_chunks(firsts, drop)
         for chunk in np.unique(owner):
             first = int(firsts[chunk])
-            (data,) = conn.execute("SELECT data FROM chunks WHERE term=? AND first=?", (term, first)).fetchone()
-            postings = np.frombuffer(data, dtype=POSTING)
+            data, crc = conn.execute("SELECT data, crc FROM chunks WHERE term=? AND first=?", (term, first)).fetchone()
+            postings = _checked(data, crc, POSTING)
             _rewrite(conn, term, first, postings[~np.isin(postings["label"], drop[owner == chunk])])
     for part in _batches(gone):
         conn.execute(f"DELETE FROM docs WHERE label IN ({','.join('?' * len(part))})", list(part))

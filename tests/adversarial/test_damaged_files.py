@@ -58,11 +58,13 @@ def truncate(name: str, keep: float) -> Damage:
     return damage
 
 
-def segment_garbage(d: Path) -> None:
-    """Valid SQLite pages, broken FTS5 segments: what a page-level check cannot see and only use reveals."""
+def chunk_garbage(d: Path) -> None:
+    """Valid SQLite pages, postings turned to garbage of the same length: what a page-level check cannot see and
+    only use reveals (each chunk's CRC-32)."""
     conn = sqlite3.connect(d / "lexical.db")
-    for rowid, size in conn.execute("SELECT id, length(block) FROM fts_data WHERE id > 10").fetchall():
-        conn.execute("UPDATE fts_data SET block=? WHERE id=?", (bytes((i * 37 + 11) % 256 for i in range(size)), rowid))
+    for term, first, size in conn.execute("SELECT term, first, length(data) FROM chunks").fetchall():
+        conn.execute("UPDATE chunks SET data=? WHERE term=? AND first=?",
+                     (bytes((i * 37 + 11) % 256 for i in range(size)), term, first))
     conn.commit()
     conn.close()
 
@@ -70,11 +72,11 @@ def segment_garbage(d: Path) -> None:
 INDEX_DAMAGE: list[tuple[str, Damage]] = [
     ("lexical header page", scribble("lexical.db", 0)),
     ("lexical page 2", scribble("lexical.db", PAGE)),
-    ("lexical page 3 (fts data)", scribble("lexical.db", 2 * PAGE)),
+    ("lexical page 3", scribble("lexical.db", 2 * PAGE)),
     ("lexical page 6", scribble("lexical.db", 5 * PAGE)),
     ("lexical last page", scribble("lexical.db", None)),
     ("lexical 100 bytes mid-page", scribble("lexical.db", 2 * PAGE + 1000, 100)),
-    ("lexical fts segments", segment_garbage),
+    ("lexical chunks", chunk_garbage),
     ("lexical zero-length", truncate("lexical.db", 0)),
     ("hnsw truncated", truncate("vectors.hnsw", 0.5)),
     ("hnsw overwritten", scribble("vectors.hnsw", PAGE)),
@@ -138,7 +140,7 @@ OPS: dict[str, Callable[[Hindsight, Answers], str | None]] = {
     "recall": _recall, "check": _check, "retain": _retain, "forget": _forget,
 }
 WHILE_OPEN = [n for n, _ in INDEX_DAMAGE] if FULL else [
-    "lexical page 3 (fts data)", "lexical fts segments", "hnsw overwritten"]
+    "lexical page 3", "lexical chunks", "hnsw overwritten"]
 
 
 @pytest.mark.parametrize("op", list(OPS))
