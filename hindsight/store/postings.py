@@ -77,11 +77,15 @@ def _batches(items: Sequence[object]) -> Iterable[Sequence[object]]:
         yield items[i : i + _BATCH]
 
 
-def _checked(blob: bytes, crc: int, dtype: np.dtype) -> np.ndarray:
-    """A stored blob as an array; a damaged one is an SQLite error, on which the index is rebuilt."""
-    if zlib.crc32(blob) != crc:
-        raise sqlite3.DatabaseError("the lexical index holds a damaged blob (its CRC-32 does not match)")
-    return np.frombuffer(blob, dtype=dtype)
+def _checked(rows: Iterable[tuple[bytes, int]], dtype: np.dtype) -> np.ndarray:
+    """Stored blobs with their CRC-32, as one array; a damaged blob is an SQLite error (the index is rebuilt)."""
+    blobs = []
+    for blob, crc in rows:
+        if zlib.crc32(blob) != crc:
+            raise sqlite3.DatabaseError("the lexical index holds a damaged blob (its CRC-32 does not match)")
+        blobs.append(blob)
+    # One buffer: concatenating many small structured arrays costs more than reading them.
+    return np.frombuffer(b"".join(blobs), dtype=dtype)
 
 
 def totals(conn: sqlite3.Connection) -> Totals:
@@ -121,9 +125,7 @@ def read_chunks(conn: sqlite3.Connection, term: int, firsts: Sequence[int] | Non
             marks = ",".join("?" * len(part))
             rows += conn.execute(f"SELECT data, crc FROM chunks WHERE term=? AND first IN ({marks}) ORDER BY first",
                                  (term, *part)).fetchall()
-    if not rows:
-        return np.zeros(0, dtype=POSTING)
-    return np.concatenate([_checked(r[0], r[1], POSTING) for r in rows])
+    return _checked(rows, POSTING)
 
 
 def chunk_firsts(conn: sqlite3.Connection, term: int) -> np.ndarray:
@@ -158,8 +160,8 @@ def _merge_open(conn: sqlite3.Connection, term: Term, new: np.ndarray) -> tuple[
     """Merge a term's small chunks and `new` (after them) into full chunks; the new open_first and open_chunks."""
     old = []
     if term.open_first is not None:
-        old = [_checked(r[0], r[1], POSTING) for r in conn.execute(
-            "SELECT data, crc FROM chunks WHERE term=? AND first>=? ORDER BY first", (term.id, term.open_first))]
+        old = [_checked(conn.execute("SELECT data, crc FROM chunks WHERE term=? AND first>=? ORDER BY first",
+                                     (term.id, term.open_first)), POSTING)]
         conn.execute("DELETE FROM chunks WHERE term=? AND first>=?", (term.id, term.open_first))
     pieces = _pieces(term.id, np.concatenate([*old, new]))
     conn.executemany("INSERT INTO chunks(term, first, data, crc) VALUES(?, ?, ?, ?)", pieces)
@@ -172,8 +174,8 @@ def _merge_into_chunks(conn: sqlite3.Connection, term: int, new: np.ndarray) -> 
     owner = _owning_chunks(firsts, new["label"])
     for chunk in np.unique(owner):
         first = int(firsts[chunk])
-        data, crc = conn.execute("SELECT data, crc FROM chunks WHERE term=? AND first=?", (term, first)).fetchone()
-        merged = np.concatenate([_checked(data, crc, POSTING), new[owner == chunk]])
+        stored = _checked(conn.execute("SELECT data, crc FROM chunks WHERE term=? AND first=?", (term, first)), POSTING)
+        merged = np.concatenate([stored, new[owner == chunk]])
         _rewrite(conn, term, first, merged[np.argsort(merged["label"], kind="stable")])
 
 
@@ -280,7 +282,7 @@ def remove(conn: sqlite3.Connection, labels: Sequence[int]) -> None:
         for label, length, blob, crc in rows:
             gone.append(label)
             tokens += length
-            for term in _checked(blob, crc, np.dtype(np.uint32)).tolist():
+            for term in _checked([(blob, crc)], np.dtype(np.uint32)).tolist():
                 by_term[term].append(label)
     for term, dropped in by_term.items():
         row = conn.execute("SELECT df FROM terms WHERE id=?", (term,)).fetchone()
@@ -297,8 +299,8 @@ def remove(conn: sqlite3.Connection, labels: Sequence[int]) -> None:
         owner = _owning_chunks(firsts, drop)
         for chunk in np.unique(owner):
             first = int(firsts[chunk])
-            data, crc = conn.execute("SELECT data, crc FROM chunks WHERE term=? AND first=?", (term, first)).fetchone()
-            postings = _checked(data, crc, POSTING)
+            postings = _checked(conn.execute("SELECT data, crc FROM chunks WHERE term=? AND first=?", (term, first)),
+                                POSTING)
             _rewrite(conn, term, first, postings[~np.isin(postings["label"], drop[owner == chunk])])
     for part in _batches(gone):
         conn.execute(f"DELETE FROM docs WHERE label IN ({','.join('?' * len(part))})", list(part))
