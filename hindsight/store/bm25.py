@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 K1 = 1.2
 B = 0.75
 _IDF_FLOOR = 1e-6
+_SLACK = 1 + 1e-9
 _FORMAT = 4  # PRAGMA user_version of this layout; 0 was FTS5's, 2 had no small chunks, 3 no CRCs
 # Rows held in memory before a write of their own: bounds a rebuild's memory.
 _HOLD = 20_000
@@ -327,7 +328,8 @@ def _scores(rows: np.ndarray, idf: float, avgdl: float, lead_weight: float) -> n
 def _top_k(conn: sqlite3.Connection, phrases: list[_Phrase], k: int, avgdl: float,
            lead_weight: float) -> list[IndexHit]:
     phrases.sort(key=lambda p: -p.bound)
-    rest = np.cumsum([p.bound for p in reversed(phrases)])[::-1]  # rest[i]: the most phrases i.. add to a row
+    # rest[i]: the most phrases i.. add to a row, with a hair of slack for bounds and sums rounded otherwise.
+    rest = np.cumsum([p.bound for p in reversed(phrases)])[::-1] * _SLACK
     labels, scores = np.zeros(0, dtype=np.int64), np.zeros(0)
     probing = False
     for i, phrase in enumerate(phrases):
