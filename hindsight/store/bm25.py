@@ -71,11 +71,7 @@ class _Phrase:
         """At least the postings of `labels`: from the chunks that hold them, and from memory."""
         if self.known is not None:
             return self.known
-        if self.term is None:
-            return _union(None, self.recent)
-        firsts = postings.chunk_firsts(conn, self.term.id)
-        owners = np.unique(np.maximum(np.searchsorted(firsts, labels, side="right") - 1, 0))
-        return _union(postings.read_chunks(conn, self.term.id, firsts[owners].tolist()), self.recent)
+        return _union(postings.read_owners(conn, self.term.id, labels) if self.term else None, self.recent)
 
 
 def _union(stored: np.ndarray | None, recent: np.ndarray | None) -> np.ndarray:
@@ -83,8 +79,7 @@ def _union(stored: np.ndarray | None, recent: np.ndarray | None) -> np.ndarray:
     parts = [p for p in (stored, recent) if p is not None and len(p)]
     if len(parts) < 2:
         return parts[0] if parts else np.zeros(0, dtype=postings.POSTING)
-    merged = np.concatenate(parts)
-    return merged[np.argsort(merged["label"], kind="stable")]
+    return postings.in_label_order(parts)
 
 
 class Bm25Index(LexicalIndex):

@@ -139,6 +139,18 @@ def _owning_chunks(firsts: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return np.maximum(np.searchsorted(firsts, labels, side="right") - 1, 0)
 
 
+def read_owners(conn: sqlite3.Connection, term: int, labels: np.ndarray) -> np.ndarray:
+    """A term's postings in the chunks that would hold `labels` (so at least theirs), in label order."""
+    firsts = chunk_firsts(conn, term)
+    return read_chunks(conn, term, firsts[np.unique(_owning_chunks(firsts, labels))].tolist())
+
+
+def in_label_order(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """Postings of disjoint label sets, joined in label order."""
+    merged = np.concatenate(parts)
+    return merged[np.argsort(merged["label"], kind="stable")]
+
+
 def _pieces(term: int, postings: np.ndarray) -> list[tuple[int, int, bytes, int]]:
     """Chunk rows for postings (sorted by label), cut at CHUNK."""
     return [_chunk(term, postings[i : i + CHUNK]) for i in range(0, len(postings), CHUNK)]
@@ -175,8 +187,7 @@ def _merge_into_chunks(conn: sqlite3.Connection, term: int, new: np.ndarray) -> 
     for chunk in np.unique(owner):
         first = int(firsts[chunk])
         stored = _checked(conn.execute("SELECT data, crc FROM chunks WHERE term=? AND first=?", (term, first)), POSTING)
-        merged = np.concatenate([stored, new[owner == chunk]])
-        _rewrite(conn, term, first, merged[np.argsort(merged["label"], kind="stable")])
+        _rewrite(conn, term, first, in_label_order([stored, new[owner == chunk]]))
 
 
 @dataclass(frozen=True)

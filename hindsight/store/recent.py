@@ -42,6 +42,5 @@ class Recent:
         if not parts:
             return np.zeros(0, dtype=postings.POSTING)
         if len(parts) > 1:
-            merged = np.concatenate(parts)
-            parts[:] = [merged[np.argsort(merged["label"], kind="stable")]]
+            parts[:] = [postings.in_label_order(parts)]
         return parts[0]
