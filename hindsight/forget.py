@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from hindsight import validate
@@ -101,7 +102,7 @@ def forget(
     while True:
         derived = cleanup_derived(store, bank_id, [*targets, *copies.removed], embed, queue)
         latest = find_copies(store, bank_id, targets, names, derived)
-        if [u.id for u in latest.removed] == [u.id for u in copies.removed]:
+        if {u.id for u in latest.removed} == {u.id for u in copies.removed}:
             break
         copies = latest
     copies = latest
@@ -155,14 +156,22 @@ def find_copies(
     forgotten.add_names(names)
     forgotten.add(u.text for u in targets)
     gone = {u.id for u in targets} | set(derived.delete_ids)
-    units = [u for u in store.list_units(bank_id) if u.id not in gone]
-    quoted = {u.id: _derived_text(store, bank_id, u, derived) for u in units if u.network in _DERIVED}
-    copies = Copies()
     turns = {(u.source.document_id, t) for u in targets for t in u.source.turn_ids}
+    candidates = _Candidates(store, bank_id)
+    candidates.add(u for network in _DERIVED for u in store.list_units(bank_id, network))
+    if forgotten.names:
+        candidates.add(store.get_units(bank_id, [
+            t.unit_id for t in store.unit_texts(bank_id)
+            if forgotten.names_in(t.text) or (t.lead is not None and forgotten.names_in(t.lead))]))
+    quoted: dict[str, str] = {}
+    copies = Copies()
     found = True
     while found:
         found = False
-        for u in units:
+        candidates.add_documents({d for d, _ in turns})
+        for u in candidates.units():
+            if u.network in _DERIVED and u.id not in quoted:
+                quoted[u.id] = _derived_text(store, bank_id, u, derived)
             if u.id in gone or not _copies(u, forgotten, turns, quoted.get(u.id)):
                 continue
             gone.add(u.id)
@@ -171,7 +180,9 @@ def find_copies(
             turns |= {(u.source.document_id, t) for t in u.source.turn_ids}
             found = True
     documents = {d for d, _ in turns}
-    for u in units:
+    candidates.add_documents({d.document_id for d in store.documents_with_context(bank_id)
+                              if forgotten.in_quote(d.context or "")})
+    for u in candidates.units():
         if u.id in gone:
             continue
         drop_lead = bool(u.lead) and (forgotten.names_in(u.lead or "") or (
@@ -180,6 +191,28 @@ def find_copies(
         if drop_lead or drop_context:
             copies.rewritten.append(UnitUpdate(u.id, drop_lead=drop_lead, drop_context=drop_context))
     return copies
+
+
+class _Candidates:
+    """The units a copy can be in, read as they become possible (a copy of a unit shares its turns, quotes it in a
+    context or a derived unit, or names a forgotten entity), so a forget reads its documents, not the whole bank."""
+
+    def __init__(self, store: MemoryStore, bank_id: str) -> None:
+        self._store, self._bank_id = store, bank_id
+        self._units: dict[str, MemoryUnit] = {}
+        self._documents: set[str] = set()
+
+    def add(self, units: Iterable[MemoryUnit]) -> None:
+        for u in units:
+            self._units.setdefault(u.id, u)
+
+    def add_documents(self, documents: set[str]) -> None:
+        for document in sorted(documents - self._documents):
+            self.add(self._store.document_units(self._bank_id, document))
+        self._documents |= documents
+
+    def units(self) -> list[MemoryUnit]:
+        return list(self._units.values())
 
 
 _DERIVED = (Network.OPINION, Network.OBSERVATION)

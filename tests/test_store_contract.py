@@ -24,6 +24,7 @@ from hindsight.models import (
     Source,
     Verdict,
 )
+from hindsight.store import sql_store
 from hindsight.store.base import (
     ClaimRecord,
     DocumentRecord,
@@ -110,11 +111,22 @@ def test_units_documents_and_stats(db: MemoryStore) -> None:
     got = db.get_units("b", ["u1"])[0]
     assert (got.lead, got.mentioned_at, got.entities, got.source.turn_ids) == ("Where do you live?", T0, [], ["d1:0"])
     assert db.get_document("b", "d1") == DocumentRecord("d1", "c1", "chat one", T0)
+    assert db.documents_with_context("b") == [DocumentRecord("d1", "c1", "chat one", T0)]
     stats = db.stats("b")
     assert (stats.units["world"], stats.units["experience"], stats.entities, stats.documents) == (3, 1, 2, 2)
     assert stats.links == {**stats.links, "entity": 1, "temporal": 1, "update": 1}
     assert db.get_units("other", ["u1"]) == [] and db.stats("other").documents == 0
     assert sorted(db.list_banks()) == ["b", "other"] and db.get_profile("b") == BankProfile(name="b")
+
+
+def test_unit_texts_reads_every_unit_a_page_at_a_time(db: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    seeded(db)
+    monkeypatch.setattr(sql_store, "_PAGE", 3)
+    texts = list(db.unit_texts("b"))
+    assert [t.unit_id for t in texts] == ["u1", "u2", "u3", "u4"]
+    assert (texts[0].lead, texts[1].lead) == ("Where do you live?", None)
+    assert texts[2].text == db.get_units("b", ["u3"])[0].text
+    assert list(db.unit_texts("other")) == []
 
 
 def test_embeddings_and_labels(db: MemoryStore) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,6 +37,15 @@ class DocumentRecord:
     content_hash: str
     context: str | None
     updated_at: datetime
+
+
+@dataclass(frozen=True)
+class UnitText:
+    """A unit's id with its text and lead: what a forget reads of every unit when it looks for a name."""
+
+    unit_id: str
+    text: str
+    lead: str | None
 
 
 @dataclass
@@ -286,6 +295,12 @@ class BankStore(ABC):
     def get_document(self, bank_id: str, document_id: str) -> DocumentRecord | None: ...
     @abstractmethod
     def document_units(self, bank_id: str, document_id: str) -> list[MemoryUnit]: ...
+    @abstractmethod
+    def documents_with_context(self, bank_id: str) -> list[DocumentRecord]:
+        """The bank's documents retained with a context (their units carry it)."""
+    @abstractmethod
+    def unit_texts(self, bank_id: str) -> Iterator[UnitText]:
+        """Every unit's text and lead, in label order, read a page at a time."""
     @abstractmethod
     def units_before(self, bank_id: str, unit_id: str, limit: int) -> list[MemoryUnit]:
         """Up to `limit` units of the unit's document retained just before it, nearest first."""

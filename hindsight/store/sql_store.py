@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime, timezone
 from typing import Any
@@ -20,7 +20,7 @@ import numpy as np
 
 from hindsight.errors import BankNotFoundError
 from hindsight.models import BankProfile, BankStats, Link, LinkType, MemoryUnit, Network, Source
-from hindsight.store.base import DocumentRecord, MemoryStore, WriteBatch
+from hindsight.store.base import DocumentRecord, MemoryStore, UnitText, WriteBatch
 from hindsight.store.sql_graph import GraphQueries
 from hindsight.store.sql_index import IndexQueries
 from hindsight.store.sql_integrity import IntegrityQueries
@@ -38,6 +38,7 @@ _UNIT_COLUMNS = (
     "label, id, bank_id, document_id, network, text, occurred_start, occurred_end, mentioned_at, "
     "confidence, context, content_hash, entities, source, metadata, created_at, lead"
 )
+_PAGE = 5000  # units per read of unit_texts: bounds the memory of a whole-bank read
 # Tables holding a bank's rows under a bank_id column, emptied by delete_bank.
 _BANK_TABLES = ("links", "claims", "entity_keys", "units", "documents", "opinion_history", "pending_work", "llm_usage",
                 "operations")
@@ -266,6 +267,21 @@ class SqlStore(GraphQueries, IndexQueries, IntegrityQueries, OperationQueries, R
 
     def document_units(self, bank_id: str, document_id: str) -> list[MemoryUnit]:
         return self._units("bank_id=? AND document_id=? ORDER BY label", (bank_id, document_id))
+
+    def documents_with_context(self, bank_id: str) -> list[DocumentRecord]:
+        rows = self._query("SELECT id, content_hash, context, updated_at FROM documents "
+                           "WHERE bank_id=? AND context IS NOT NULL AND context<>''", (bank_id,))
+        return [DocumentRecord(r[0], r[1], r[2], _dt(r[3]) or datetime.now(timezone.utc)) for r in rows]
+
+    def unit_texts(self, bank_id: str) -> Iterator[UnitText]:
+        last = 0
+        while True:
+            rows = self._query("SELECT label, id, text, lead FROM units WHERE +bank_id=? AND label>? ORDER BY label "
+                               "LIMIT ?", (bank_id, last, _PAGE))
+            yield from (UnitText(r[1], r[2], r[3]) for r in rows)
+            if len(rows) < _PAGE:
+                return
+            last = rows[-1][0]
 
     def units_before(self, bank_id: str, unit_id: str, limit: int) -> list[MemoryUnit]:
         return self._units(
