@@ -18,6 +18,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from hindsight.text import split_sentences
 
@@ -59,25 +60,32 @@ class ForgottenText:
 
     texts: list[str] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
-    _sentences: list[str] = field(default_factory=list)
+    # Each forgotten sentence under its first two words (its one word): a text is compared with those it starts.
+    _sentences: dict[str, list[str]] = field(default_factory=dict)
     _shingles: set[str] = field(default_factory=set)
+    _joined: str = ""  # every text, a line each, so one search looks in all of them
 
     def add(self, texts: Iterable[str]) -> None:
         for text in texts:
             joined = words(text)
             self.texts.append(joined)
-            self._sentences += sentences(text, 1)
+            for sentence in sentences(text, 1):
+                self._sentences.setdefault(" ".join(sentence.split()[:2]), []).append(sentence)
             self._shingles |= _shingles(joined)
+        self._joined = "\n".join(self.texts)
 
     def add_names(self, names: Iterable[str]) -> None:
         self.names += [j for j in map(words, names) if j.strip()]
 
     def _sentence_shared(self, text: str, min_words: int) -> bool:
         """A sentence of `text` is in a forgotten text, or a forgotten sentence is in `text`."""
-        if any(s in t for s in sentences(text, min_words) for t in self.texts):
+        # A line break between texts keeps a match inside one: every sentence starts and ends with a space.
+        if any(s in self._joined for s in sentences(text, min_words)):
             return True
         joined = words(text)
-        return any(s in joined for s in self._sentences if _count(s) >= min_words)
+        tokens = joined.split()
+        starts = {*tokens, *(f"{a} {b}" for a, b in pairwise(tokens))}
+        return any(s in joined for start in starts for s in self._sentences.get(start, ()) if _count(s) >= min_words)
 
     def names_in(self, text: str) -> bool:
         """A name is in `text` as whole words. A name's words, when ASCII, are substrings of the text folded and

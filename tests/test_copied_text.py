@@ -45,3 +45,22 @@ def test_a_name_outside_ascii_is_compared_exactly() -> None:
 def test_no_names_match_nothing() -> None:
     assert not ForgottenText().names_in("Mary Jane")
     assert words("Ｍａｒｙ-Jane") == " mary jane "
+
+
+def test_a_sibling_shares_a_sentence_in_either_direction() -> None:
+    gone = ForgottenText()
+    gone.add(["Maya: I fixed the bike chain. It squeaks less now.", "Bob: We ate pie."])
+    assert gone.in_sibling("Ava: You said it squeaks less now!")  # a forgotten sentence inside the text
+    assert gone.in_sibling("I FIXED the bike chain")  # a sentence of the text inside a forgotten text
+    assert not gone.in_sibling("Ava: The chain is fixed.")
+    # Two forgotten texts side by side are not one: "now bob we" would span them.
+    assert gone.in_sibling("We ate pie") and not gone.in_sibling("now bob we")
+
+
+def test_a_quote_is_a_sentence_of_three_words_or_a_run_of_six() -> None:
+    gone = ForgottenText()
+    gone.add(["Maya: my pharmacy is on Elm Street near the old mill by the river"])
+    assert gone.in_quote("She said: the old mill by the river, remember?")
+    assert not gone.in_quote("Elm Street")
+    assert gone.in_sibling("the old") and not gone.in_sibling("mill")  # a sibling shares two words
+    assert gone.in_lead("Maya: my pharmacy is on Elm Street...")
