@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import networkx as nx
+from pydantic import BaseModel
 
 from hindsight import validate
 from hindsight.asyncs import async_twin
@@ -18,7 +20,9 @@ from hindsight.graph_view import bank_graph
 from hindsight.integrity import IntegrityReport, check_bank
 from hindsight.lifecycle import CallGate
 from hindsight.llm.usage import bank_scope
+from hindsight.memory_context.working import WorkingContent, WorkingMemories
 from hindsight.models import (
+    BANK_SCOPE,
     BankProfile,
     BankStats,
     Content,
@@ -31,6 +35,8 @@ from hindsight.models import (
     OpinionEvent,
     RetainResult,
     TimeArg,
+    WorkingMemory,
+    WorkingMemoryFormat,
 )
 from hindsight.recall.request import DEFAULT_BUDGET
 from hindsight.recall.types import RecallResult
@@ -73,6 +79,8 @@ class Bank:
         self._services = services
         self.id = bank_id
         self._lock = threading.RLock()
+        # Working memory and the observation log: read-then-write, apart from retain's lock.
+        self._context_lock = threading.Lock()
         self._indexes: BankSearch | None = None
         self._deleted = False
         self._gate = CallGate(lambda: BankNotFoundError(f"bank {bank_id!r} was deleted"))
@@ -112,6 +120,53 @@ class Bank:
         validate.bounded_text(profile.name, "profile name", limits.max_name_chars)
         validate.bounded_text(profile.background, "profile background", limits.max_message_chars)
         self._services.store.set_profile(self.id, profile)
+
+    # -- working memory ----------------------------------------------------------------------
+    def _memories(self) -> WorkingMemories:
+        services = self._services
+        return WorkingMemories(services.store, self.id, services.config.limits.max_working_memory_chars)
+
+    @contextmanager
+    def _context_write(self) -> Iterator[None]:
+        with self._context_lock, self._services.store.writing(self.id):
+            yield
+
+    @_call
+    def working_memory(self, scope: str = BANK_SCOPE) -> WorkingMemory:
+        """The current working memory of `scope` ("bank", or a thread id): version 0, the bank's template, until
+        the first update."""
+        return self._memories().current(scope)
+
+    @_call
+    def update_working_memory(self, content: WorkingContent, scope: str = BANK_SCOPE,
+                              note: str | None = None) -> WorkingMemory:
+        """Store a new version of the working memory of `scope`: markdown, or under a schema JSON (text, a mapping
+        or a model instance) that it must match (WorkingMemorySchemaError, changing nothing, when not)."""
+        with self._context_write():
+            return self._memories().update(scope, content, note)
+
+    @_call
+    def working_memory_versions(self, scope: str = BANK_SCOPE) -> list[WorkingMemory]:
+        """Every stored version of the working memory of `scope`, oldest first."""
+        return self._memories().versions(scope)
+
+    @_call
+    def revert_working_memory(self, version: int, scope: str = BANK_SCOPE, note: str | None = None) -> WorkingMemory:
+        """Restore version `version` (0: the template) of the working memory of `scope`, as a new version."""
+        with self._context_write():
+            return self._memories().revert(scope, version, note)
+
+    @_call
+    def set_working_memory_format(self, template: str | None = None,
+                                  schema: type[BaseModel] | Mapping[str, Any] | None = None) -> WorkingMemoryFormat:
+        """Make the bank's working memory (every scope's) markdown that starts as `template`, or JSON that `schema`
+        (a pydantic model class or a JSON schema) checks; refused while a current version would not fit."""
+        with self._context_write():
+            return self._memories().set_format(template, schema)
+
+    @_call
+    def working_memory_format(self) -> WorkingMemoryFormat:
+        return self._memories().format()
 
     # -- retain and forget -------------------------------------------------------------------
     @_call
@@ -292,3 +347,7 @@ class Bank:
     aprofile = async_twin(profile)
     aset_profile = async_twin(set_profile)
     ato_networkx = async_twin(to_networkx)
+    aworking_memory = async_twin(working_memory)
+    aupdate_working_memory = async_twin(update_working_memory)
+    aworking_memory_versions = async_twin(working_memory_versions)
+    arevert_working_memory = async_twin(revert_working_memory)
