@@ -6,7 +6,7 @@ import functools
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import networkx as nx
@@ -20,6 +20,7 @@ from hindsight.graph_view import bank_graph
 from hindsight.integrity import IntegrityReport, check_bank
 from hindsight.lifecycle import CallGate
 from hindsight.llm.usage import bank_scope
+from hindsight.memory_context.log import ObservationLog, ObserveReport
 from hindsight.memory_context.working import WorkingContent, WorkingMemories
 from hindsight.models import (
     BANK_SCOPE,
@@ -30,6 +31,7 @@ from hindsight.models import (
     Link,
     LinkType,
     LLMUsage,
+    LogEntry,
     MemoryUnit,
     Network,
     OpinionEvent,
@@ -167,6 +169,28 @@ class Bank:
     @_call
     def working_memory_format(self) -> WorkingMemoryFormat:
         return self._memories().format()
+
+    # -- the observation log -------------------------------------------------------------------
+    def _log(self) -> ObservationLog:
+        services = self._services
+        return ObservationLog(services.store, self.id, services.recall_pipeline.tokens,
+                              services.config.context.condense_tokens)
+
+    @_call
+    def observe(self, thread_id: str | None = None) -> ObserveReport:
+        """Write what people said in the units not yet observed into the observation log (of the bank, or with
+        `thread_id` of that thread's documents: the document `thread_id` and those whose id starts "thread_id:"),
+        offline; then condense the log if it passed `context.condense_tokens`. Runs only when called (and inside
+        `context`)."""
+        scope = BANK_SCOPE if thread_id is None else validate.thread_id(thread_id)
+        with self._context_write():
+            return self._log().observe(scope, datetime.now(timezone.utc))
+
+    @_call
+    def observation_log(self, thread_id: str | None = None) -> list[LogEntry]:
+        """The observation log of the bank (or of a thread), in its order."""
+        scope = BANK_SCOPE if thread_id is None else validate.thread_id(thread_id)
+        return self._log().entries(scope)
 
     # -- retain and forget -------------------------------------------------------------------
     @_call
@@ -347,6 +371,8 @@ class Bank:
     aprofile = async_twin(profile)
     aset_profile = async_twin(set_profile)
     ato_networkx = async_twin(to_networkx)
+    aobserve = async_twin(observe)
+    aobservation_log = async_twin(observation_log)
     aworking_memory = async_twin(working_memory)
     aupdate_working_memory = async_twin(update_working_memory)
     aworking_memory_versions = async_twin(working_memory_versions)

@@ -3,7 +3,6 @@ and no row left once the bank is deleted."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,9 +28,8 @@ class Profile(BaseModel):
 
 
 @pytest.fixture
-def hs(tmp_path: Path, minilm: Embedder, store: str) -> Iterator[Hindsight]:
-    with Hindsight(tmp_path / "m", config_for(store), embedder=minilm) as engine:
-        yield engine
+def hs(hs_on_store: Hindsight) -> Hindsight:
+    return hs_on_store
 
 
 def test_updates_are_versions_that_can_be_listed_and_reverted(hs: Hindsight) -> None:
