@@ -20,6 +20,7 @@ from hindsight.graph_view import bank_graph
 from hindsight.integrity import IntegrityReport, check_bank
 from hindsight.lifecycle import CallGate
 from hindsight.llm.usage import bank_scope
+from hindsight.memory_context.block import BlockHistory, BlockParts, ContextBlock, build
 from hindsight.memory_context.log import ObservationLog, ObserveReport
 from hindsight.memory_context.working import WorkingContent, WorkingMemories
 from hindsight.models import (
@@ -41,12 +42,12 @@ from hindsight.models import (
     WorkingMemoryFormat,
 )
 from hindsight.recall.request import DEFAULT_BUDGET
-from hindsight.recall.types import RecallResult
+from hindsight.recall.types import RecallHit, RecallResult
 from hindsight.reflect.types import PendingProgress, PendingReport, ReflectResult
 from hindsight.retain.pipeline import RetainRequest
 from hindsight.services import BankServices
 from hindsight.store.search import BankSearch
-from hindsight.temporal.values import time_zone
+from hindsight.temporal.values import parse_time, time_zone
 from hindsight.units import BankHandle
 
 P = ParamSpec("P")
@@ -83,6 +84,7 @@ class Bank:
         self._lock = threading.RLock()
         # Working memory and the observation log: read-then-write, apart from retain's lock.
         self._context_lock = threading.Lock()
+        self._blocks = BlockHistory()
         self._indexes: BankSearch | None = None
         self._deleted = False
         self._gate = CallGate(lambda: BankNotFoundError(f"bank {bank_id!r} was deleted"))
@@ -192,6 +194,44 @@ class Bank:
         scope = BANK_SCOPE if thread_id is None else validate.thread_id(thread_id)
         return self._log().entries(scope)
 
+    # -- the context block ---------------------------------------------------------------------
+    @_call
+    def context(
+        self, query: str | None = None, thread_id: str | None = None, budget: int | None = None,
+        query_time: datetime | str | None = None, observe: bool = True,
+    ) -> ContextBlock:
+        """The context for one turn, in at most `budget` tokens (default `context.budget`): the profile and the
+        working memory (the bank's, then the thread's), the observation log (observed first unless `observe` is
+        False), then the memories recalled for `query` (none without one), dated relative to `query_time`
+        (default now). `stable_prefix` says how many leading characters are unchanged since the previous block of
+        the same thread (docs/ARCHITECTURE.md, The context block)."""
+        services = self._services
+        config = services.config.context
+        thread = None if thread_id is None else validate.thread_id(thread_id)
+        budget = config.budget if budget is None else validate.count(budget, "budget")
+        when = parse_time(query_time, "query_time", time_zone(services.config.retain.timezone))
+        when = when or datetime.now(timezone.utc)
+        if query is not None:
+            validate.text(query, "query", services.config.limits.max_query_chars)
+        scope = thread if thread is not None and config.observations == "thread" else BANK_SCOPE
+        if observe:
+            with self._context_write():
+                self._log().observe(scope, datetime.now(timezone.utc))
+        memories = self._memories()
+        parts = BlockParts(
+            profile=self.profile(),
+            memories=[("working_memory", memories.current(BANK_SCOPE)),
+                      *([("thread_working_memory", memories.current(thread))] if thread is not None else [])],
+            log=self._log().entries(scope),
+        )
+        pipeline = services.recall_pipeline
+
+        def recall(room: int) -> list[RecallHit]:
+            return pipeline.recall(self.indexes, query or "", budget=room, query_time=when).hits
+
+        block = build(parts, recall if query is not None else None, budget, when, pipeline.tokens)
+        return block.model_copy(update={"stable_prefix": self._blocks.stable_prefix(thread, block.text)})
+
     # -- retain and forget -------------------------------------------------------------------
     @_call
     def retain(
@@ -228,8 +268,10 @@ class Bank:
         context that quoted it (`ForgetResult.copied_ids`, `rewritten_ids`)."""
         services = self._services
         with self._lock, services.store.writing(self.id):
-            return forget(services.store, self.indexes, unit_id, entity, document,
-                          embed=lambda t: services.embedder.embed(t), queue=services.pending_items)
+            result = forget(services.store, self.indexes, unit_id, entity, document,
+                            embed=lambda t: services.embedder.embed(t), queue=services.pending_items)
+        self._blocks.clear()
+        return result
 
     @_call
     def check(self) -> IntegrityReport:
@@ -371,6 +413,7 @@ class Bank:
     aprofile = async_twin(profile)
     aset_profile = async_twin(set_profile)
     ato_networkx = async_twin(to_networkx)
+    acontext = async_twin(context)
     aobserve = async_twin(observe)
     aobservation_log = async_twin(observation_log)
     aworking_memory = async_twin(working_memory)
