@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Iterable
-from datetime import datetime
-from typing import Concatenate, ParamSpec, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import networkx as nx
+from pydantic import BaseModel
 
 from hindsight import validate
 from hindsight.asyncs import async_twin
@@ -18,7 +20,11 @@ from hindsight.graph_view import bank_graph
 from hindsight.integrity import IntegrityReport, check_bank
 from hindsight.lifecycle import CallGate
 from hindsight.llm.usage import bank_scope
+from hindsight.memory_context.block import BlockHistory, BlockParts, ContextBlock, build
+from hindsight.memory_context.log import ObservationLog, ObserveReport
+from hindsight.memory_context.working import WorkingContent, WorkingMemories
 from hindsight.models import (
+    BANK_SCOPE,
     BankProfile,
     BankStats,
     Content,
@@ -26,19 +32,22 @@ from hindsight.models import (
     Link,
     LinkType,
     LLMUsage,
+    LogEntry,
     MemoryUnit,
     Network,
     OpinionEvent,
     RetainResult,
     TimeArg,
+    WorkingMemory,
+    WorkingMemoryFormat,
 )
 from hindsight.recall.request import DEFAULT_BUDGET
-from hindsight.recall.types import RecallResult
+from hindsight.recall.types import RecallHit, RecallResult
 from hindsight.reflect.types import PendingProgress, PendingReport, ReflectResult
 from hindsight.retain.pipeline import RetainRequest
 from hindsight.services import BankServices
 from hindsight.store.search import BankSearch
-from hindsight.temporal.values import time_zone
+from hindsight.temporal.values import parse_time, time_zone
 from hindsight.units import BankHandle
 
 P = ParamSpec("P")
@@ -73,6 +82,9 @@ class Bank:
         self._services = services
         self.id = bank_id
         self._lock = threading.RLock()
+        # Working memory and the observation log: read-then-write, apart from retain's lock.
+        self._context_lock = threading.Lock()
+        self._blocks = BlockHistory()
         self._indexes: BankSearch | None = None
         self._deleted = False
         self._gate = CallGate(lambda: BankNotFoundError(f"bank {bank_id!r} was deleted"))
@@ -113,6 +125,113 @@ class Bank:
         validate.bounded_text(profile.background, "profile background", limits.max_message_chars)
         self._services.store.set_profile(self.id, profile)
 
+    # -- working memory ----------------------------------------------------------------------
+    def _memories(self) -> WorkingMemories:
+        services = self._services
+        return WorkingMemories(services.store, self.id, services.config.limits.max_working_memory_chars)
+
+    @contextmanager
+    def _context_write(self) -> Iterator[None]:
+        with self._context_lock, self._services.store.writing(self.id):
+            yield
+
+    @_call
+    def working_memory(self, scope: str = BANK_SCOPE) -> WorkingMemory:
+        """The current working memory of `scope` ("bank", or a thread id): version 0, the bank's template, until
+        the first update."""
+        return self._memories().current(scope)
+
+    @_call
+    def update_working_memory(self, content: WorkingContent, scope: str = BANK_SCOPE,
+                              note: str | None = None) -> WorkingMemory:
+        """Store a new version of the working memory of `scope`: markdown, or under a schema JSON (text, a mapping
+        or a model instance) that it must match (WorkingMemorySchemaError, changing nothing, when not)."""
+        with self._context_write():
+            return self._memories().update(scope, content, note)
+
+    @_call
+    def working_memory_versions(self, scope: str = BANK_SCOPE) -> list[WorkingMemory]:
+        """Every stored version of the working memory of `scope`, oldest first."""
+        return self._memories().versions(scope)
+
+    @_call
+    def revert_working_memory(self, version: int, scope: str = BANK_SCOPE, note: str | None = None) -> WorkingMemory:
+        """Restore version `version` (0: the template) of the working memory of `scope`, as a new version."""
+        with self._context_write():
+            return self._memories().revert(scope, version, note)
+
+    @_call
+    def set_working_memory_format(self, template: str | None = None,
+                                  schema: type[BaseModel] | Mapping[str, Any] | None = None) -> WorkingMemoryFormat:
+        """Make the bank's working memory (every scope's) markdown that starts as `template`, or JSON that `schema`
+        (a pydantic model class or a JSON schema) checks; refused while a current version would not fit."""
+        with self._context_write():
+            return self._memories().set_format(template, schema)
+
+    @_call
+    def working_memory_format(self) -> WorkingMemoryFormat:
+        return self._memories().format()
+
+    # -- the observation log -------------------------------------------------------------------
+    def _log(self) -> ObservationLog:
+        services = self._services
+        return ObservationLog(services.store, self.id, services.recall_pipeline.tokens,
+                              services.config.context.condense_tokens)
+
+    @_call
+    def observe(self, thread_id: str | None = None) -> ObserveReport:
+        """Write what people said in the units not yet observed into the observation log (of the bank, or with
+        `thread_id` of that thread's documents: the document `thread_id` and those whose id starts "thread_id:"),
+        offline; then condense the log if it passed `context.condense_tokens`. Runs only when called (and inside
+        `context`)."""
+        scope = BANK_SCOPE if thread_id is None else validate.thread_id(thread_id)
+        with self._context_write():
+            return self._log().observe(scope, datetime.now(timezone.utc))
+
+    @_call
+    def observation_log(self, thread_id: str | None = None) -> list[LogEntry]:
+        """The observation log of the bank (or of a thread), in its order."""
+        scope = BANK_SCOPE if thread_id is None else validate.thread_id(thread_id)
+        return self._log().entries(scope)
+
+    # -- the context block ---------------------------------------------------------------------
+    @_call
+    def context(
+        self, query: str | None = None, thread_id: str | None = None, budget: int | None = None,
+        query_time: datetime | str | None = None, observe: bool = True,
+    ) -> ContextBlock:
+        """The context for one turn, in at most `budget` tokens (default `context.budget`): the profile and the
+        working memory (the bank's, then the thread's), the observation log (observed first unless `observe` is
+        False), then the memories recalled for `query` (none without one), dated relative to `query_time`
+        (default now). `stable_prefix` says how many leading characters are unchanged since the previous block of
+        the same thread (docs/ARCHITECTURE.md, The context block)."""
+        services = self._services
+        config = services.config.context
+        thread = None if thread_id is None else validate.thread_id(thread_id)
+        budget = config.budget if budget is None else validate.count(budget, "budget")
+        when = parse_time(query_time, "query_time", time_zone(services.config.retain.timezone))
+        when = when or datetime.now(timezone.utc)
+        if query is not None:
+            validate.text(query, "query", services.config.limits.max_query_chars)
+        scope = thread if thread is not None and config.observations == "thread" else BANK_SCOPE
+        if observe:
+            with self._context_write():
+                self._log().observe(scope, datetime.now(timezone.utc))
+        memories = self._memories()
+        parts = BlockParts(
+            profile=self.profile(),
+            memories=[("working_memory", memories.current(BANK_SCOPE)),
+                      *([("thread_working_memory", memories.current(thread))] if thread is not None else [])],
+            log=self._log().entries(scope),
+        )
+        pipeline = services.recall_pipeline
+
+        def recall(room: int) -> list[RecallHit]:
+            return pipeline.recall(self.indexes, query or "", budget=room, query_time=when).hits
+
+        block = build(parts, recall if query is not None else None, budget, when, pipeline.tokens)
+        return block.model_copy(update={"stable_prefix": self._blocks.stable_prefix(thread, block.text)})
+
     # -- retain and forget -------------------------------------------------------------------
     @_call
     def retain(
@@ -149,8 +268,10 @@ class Bank:
         context that quoted it (`ForgetResult.copied_ids`, `rewritten_ids`)."""
         services = self._services
         with self._lock, services.store.writing(self.id):
-            return forget(services.store, self.indexes, unit_id, entity, document,
-                          embed=lambda t: services.embedder.embed(t), queue=services.pending_items)
+            result = forget(services.store, self.indexes, unit_id, entity, document,
+                            embed=lambda t: services.embedder.embed(t), queue=services.pending_items)
+        self._blocks.clear()
+        return result
 
     @_call
     def check(self) -> IntegrityReport:
@@ -292,3 +413,10 @@ class Bank:
     aprofile = async_twin(profile)
     aset_profile = async_twin(set_profile)
     ato_networkx = async_twin(to_networkx)
+    acontext = async_twin(context)
+    aobserve = async_twin(observe)
+    aobservation_log = async_twin(observation_log)
+    aworking_memory = async_twin(working_memory)
+    aupdate_working_memory = async_twin(update_working_memory)
+    aworking_memory_versions = async_twin(working_memory_versions)
+    arevert_working_memory = async_twin(revert_working_memory)

@@ -23,6 +23,15 @@ class InvalidBankIdError(InvalidInputError):
     """A bank id has characters outside the allowed set or a bad length."""
 
 
+class WorkingMemorySchemaError(InvalidInputError):
+    """Working memory does not match its bank's schema (or a schema is not one hindsight can check); nothing was
+    changed."""
+
+
+class VersionNotFoundError(HindsightError, LookupError):
+    """The working memory of that scope has no such version."""
+
+
 class BankNotFoundError(HindsightError, KeyError):
     """The bank does not exist."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -314,3 +315,56 @@ class LLMUsage:
             self.completion_tokens + other.completion_tokens,
             self.calls + other.calls,
         )
+
+
+# -- the context an agent sends (hindsight/memory_context/) ---------------------------------------
+
+BANK_SCOPE = "bank"  # the scope of what a bank's threads share; any other scope is a thread id
+
+
+class WorkingMemoryFormat(BaseModel):
+    """What a bank's working memory holds: markdown that starts as `template`, or JSON that `json_schema` (a JSON
+    schema, e.g. a pydantic model's) checks; the same for the bank and each of its threads."""
+
+    template: str = ""
+    json_schema: dict[str, Any] | None = None
+
+
+class WorkingMemory(BaseModel):
+    """One version of the working memory of a scope ("bank" or a thread id). Version 0 is the format's template,
+    before any update; each update, and each revert, adds the next version."""
+
+    scope: str
+    version: int = Field(ge=0)
+    content: str  # markdown, or JSON text under a schema
+    note: str | None = None
+    created_at: datetime | None = None  # None for version 0
+    reverted_from: int | None = None  # the version this one restored
+
+    @property
+    def data(self) -> Any:
+        """The content as JSON data (under a schema format)."""
+        return json.loads(self.content)
+
+
+class Priority(str, Enum):
+    """How much an observation matters when the context budget is tight (memory_context/observer.py)."""
+
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+class LogEntry(BaseModel):
+    """One dated line of the observation log: when it was observed, said and what time it refers to, and the
+    units it was written from. `seq` (the order of the log) is given by the store."""
+
+    scope: str
+    priority: Priority
+    text: str
+    observed_at: datetime
+    said_at: datetime
+    refers_start: datetime | None = None
+    refers_end: datetime | None = None
+    sources: list[str] = Field(default_factory=list)  # unit ids
+    seq: int | None = None

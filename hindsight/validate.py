@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from hindsight.errors import ContentTooLargeError, InvalidBankIdError, InvalidInputError, InvalidUnitIdError
+from hindsight.models import BANK_SCOPE
 
 # fullmatch, never `$`: `$` also matches before a final newline, and "alice\n" would pass.
 _BANK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
@@ -76,3 +77,23 @@ def bounded_text(value: Any, what: str, max_chars: int) -> str | None:
     if len(value) > max_chars:
         raise ContentTooLargeError(f"a {what} of {len(value):,} characters exceeds the limit of {max_chars:,}")
     return value
+
+
+def text(value: Any, what: str, max_chars: int) -> str:
+    """A string of at most `max_chars` characters and of valid UTF-8 (no lone surrogates), or a typed error."""
+    out = bounded_text(value, what, max_chars)
+    if out is None or not _utf8(out):
+        raise InvalidInputError(f"{what} must be a string of valid UTF-8, got {_show(value)}")
+    return out
+
+
+def scope(value: Any) -> str:
+    """A working memory's scope: "bank", or a thread id (1-256 printable characters)."""
+    return identifier(value, 'scope ("bank" or a thread id)')
+
+
+def thread_id(value: Any) -> str:
+    """A thread id: 1-256 printable characters, and not "bank", the scope of what every thread shares."""
+    if value == BANK_SCOPE:
+        raise InvalidInputError(f"a thread cannot be named {BANK_SCOPE!r}: that is the scope of the whole bank")
+    return identifier(value, "thread id")

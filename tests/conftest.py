@@ -21,7 +21,7 @@ from hindsight import Hindsight
 from hindsight.config import EmbedderConfig
 from hindsight.embed.base import Embedder
 from tests.crash_harness import Zygote
-from tests.postgres_server import STORES
+from tests.postgres_server import STORES, config_for
 from tests.served import free_port
 
 
@@ -36,6 +36,13 @@ def minilm() -> Embedder:
 def store(request: pytest.FixtureRequest) -> str:
     """Each store backend in turn, for the tests of a module that runs on both."""
     return str(request.param)
+
+
+@pytest.fixture
+def hs_on_store(tmp_path: Path, minilm: Embedder, store: str) -> Iterator[Hindsight]:
+    """An engine on each store backend in turn (the `store` fixture), in a directory of its own."""
+    with Hindsight(tmp_path / "m", config_for(store), embedder=minilm) as engine:
+        yield engine
 
 
 @pytest.fixture

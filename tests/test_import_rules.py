@@ -55,6 +55,7 @@ def _layer(module: str) -> str:
     [
         ("store", {"retain", "recall", "reflect", "llm"}),
         ("recall", {"retain", "reflect"}),
+        ("memory_context", {"retain", "reflect", "llm"}),
         ("temporal", {"retain", "recall", "reflect", "store", "llm"}),
         ("config", {"retain", "recall", "reflect", "store", "llm", "embed"}),
     ],
@@ -70,7 +71,8 @@ STORE_INTERFACES = {"hindsight.store.base", "hindsight.store.search"}
 
 
 def test_pipeline_stages_know_no_store_backend() -> None:
-    broken = sorted(f"{m} imports {d}" for m, deps in GRAPH.items() if _layer(m) in {"recall", "retain", "reflect"}
+    stages = {"recall", "retain", "reflect", "memory_context"}
+    broken = sorted(f"{m} imports {d}" for m, deps in GRAPH.items() if _layer(m) in stages
                     for d in deps if _layer(d) == "store" and d not in STORE_INTERFACES)
     assert not broken, broken
 

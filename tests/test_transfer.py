@@ -92,6 +92,10 @@ def exported(store: str, tmp_path_factory: pytest.TempPathFactory, minilm: Embed
             at=datetime(2024, 5, 2, tzinfo=timezone.utc))]))
         hs.store.add_pending("seed", [PendingItem("reinforce", unit)])
         hs.store.add_llm_usage("seed", LLMUsage(prompt_tokens=120, completion_tokens=30, calls=2))
+        bank.set_working_memory_format(template="# Maya\n")
+        bank.update_working_memory("# Maya\n- hikes", note="hiking")
+        bank.update_working_memory("planning Red Rocks", scope="t-1")
+        bank.revert_working_memory(0)
         return Exported(list(hs.export_bank("seed")), snapshot(hs, bank))
 
 
@@ -104,7 +108,7 @@ def test_the_export_has_a_header_and_every_table(exported: Exported, minilm: Emb
     tables = [json.loads(line)["table"] for line in exported.lines[1:]]
     assert tables[0] == "banks" and set(tables) == {
         "banks", "documents", "entities", "entity_aliases", "entity_keys", "units", "unit_entities", "links",
-        "claims", "opinion_history", "pending_work", "llm_usage"}
+        "claims", "opinion_history", "pending_work", "llm_usage", "working_memory_formats", "working_memory"}
     assert any('"segment_embeddings":"' in line for line in exported.lines)
 
 
@@ -122,6 +126,8 @@ def test_an_import_into_a_fresh_store_holds_the_same_memory(exported: Exported, 
         bank = hs.bank(name, create=False)
         assert bank.check().ok  # SQLite: the index files were built from the change log
         assert snapshot(hs, bank) == state
+        assert [v.reverted_from for v in bank.working_memory_versions()] == [None, 0]
+        assert bank.working_memory("t-1").content == "planning Red Rocks"
 
 
 def test_an_unknown_bank_is_not_exported(store: str, tmp_path: Path, minilm: Embedder) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
+from hindsight.config.context import ContextConfig
 from hindsight.config.moved import moved_keys
 from hindsight.config.recall import (
     ALL_CHANNELS,
@@ -51,6 +52,7 @@ PRESET_PREFIX = "preset:"
 
 __all__ = [
     "ALL_CHANNELS", "MAX_EMBED_TOKENS", "MIN_EMBED_TOKENS", "PRESET_PREFIX", "AnswerConfig", "ApiKey", "ChannelName",
+    "ContextConfig",
     "EmbedderConfig", "EntityConfig", "ExtractConfig", "FusionConfig", "GraphConfig", "GraphMu", "HindsightConfig",
     "HnswConfig", "LLMConfig", "LimitsConfig", "LinkConfig", "McpConfig", "ObservationsConfig", "OpinionsConfig",
     "PackConfig", "ProfileConfig", "RecallConfig", "ReflectConfig", "ReinforceConfig", "RerankConfig", "RetainConfig",
@@ -68,6 +70,7 @@ class HindsightConfig(Section):
     retain: RetainConfig = Field(default_factory=RetainConfig)
     recall: RecallConfig = Field(default_factory=RecallConfig)
     reflect: ReflectConfig = Field(default_factory=ReflectConfig)
+    context: ContextConfig = Field(default_factory=ContextConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
 
     @model_validator(mode="before")

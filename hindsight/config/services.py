@@ -104,3 +104,5 @@ class LimitsConfig(Section):
     max_context_chars: int = Field(10_000, ge=1)
     # Speaker and role names, and a bank profile's name.
     max_name_chars: int = Field(256, ge=1)
+    # A working memory (or its template or schema), which goes whole into every context block.
+    max_working_memory_chars: int = Field(50_000, ge=1)

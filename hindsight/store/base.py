@@ -22,9 +22,12 @@ from hindsight.models import (
     Link,
     LinkType,
     LLMUsage,
+    LogEntry,
     MemoryUnit,
     Network,
     OpinionEvent,
+    WorkingMemory,
+    WorkingMemoryFormat,
 )
 from hindsight.store.search import BankSearch
 
@@ -478,5 +481,46 @@ class Integrity(ABC):
         """The files of the bank hold nothing its forgets and delete removed."""
 
 
-class MemoryStore(BankStore, GraphStore, WorkQueue, OperationLog, UsageLog, Integrity):
+class ContextStore(ABC):
+    """What the context an agent sends is made of besides units: each scope's versioned working memory, and the
+    append-only observation log with the units each scope has observed. A scope is "bank" or a thread id."""
+
+    @abstractmethod
+    def working_memory_format(self, bank_id: str) -> WorkingMemoryFormat | None: ...
+    @abstractmethod
+    def set_working_memory_format(self, bank_id: str, fmt: WorkingMemoryFormat) -> None: ...
+    @abstractmethod
+    def working_memory_scopes(self, bank_id: str) -> list[str]:
+        """The scopes that have a stored version."""
+    @abstractmethod
+    def working_memory(self, bank_id: str, scope: str, version: int | None = None) -> WorkingMemory | None:
+        """A stored version (the latest when `version` is None), or None."""
+    @abstractmethod
+    def working_memory_versions(self, bank_id: str, scope: str) -> list[WorkingMemory]:
+        """Every stored version of the scope, oldest first."""
+    @abstractmethod
+    def add_working_memory(self, bank_id: str, scope: str, content: str, note: str | None,
+                           reverted_from: int | None, at: datetime) -> WorkingMemory:
+        """Store the scope's next version (BankNotFoundError without the bank)."""
+
+    @abstractmethod
+    def observation_log(self, bank_id: str, scope: str) -> list[LogEntry]:
+        """The scope's log, in its order."""
+    @abstractmethod
+    def unobserved_units(self, bank_id: str, scope: str, document_prefix: str | None,
+                         networks: Sequence[Network]) -> list[MemoryUnit]:
+        """The units of `networks` the scope has not observed yet, in retain order; with `document_prefix`, only
+        those of the document of that id and of the documents whose id starts with it and a colon."""
+    @abstractmethod
+    def append_observations(self, bank_id: str, scope: str, entries: list[LogEntry], observed: list[str]) -> int:
+        """Append the entries to the scope's log and mark `observed` (every unit read, written or not) as observed,
+        in one transaction; a unit another writer marked meanwhile is left out with its entries. Returns how many
+        entries were appended."""
+    @abstractmethod
+    def replace_observation_log(self, bank_id: str, scope: str, before: list[int], entries: list[LogEntry]) -> bool:
+        """Replace the scope's log by `entries` (a condensed log), if its entries are still those of the seqs
+        `before`; returns whether it did. Units whose entries are gone stay observed."""
+
+
+class MemoryStore(BankStore, GraphStore, WorkQueue, OperationLog, UsageLog, Integrity, ContextStore):
     """Persistent storage of all banks: every role a backend implements (see store/factory.py)."""

@@ -99,8 +99,28 @@ CREATE INDEX operations_bank ON operations(bank_id);
 CREATE INDEX operations_finished ON operations(finished_at);
 """
 
+# Working memory and the observation log (store/sql_context.py).
+_V3 = """
+CREATE TABLE working_memory_formats(
+    bank_id TEXT PRIMARY KEY, format TEXT NOT NULL, updated_at DOUBLE PRECISION NOT NULL);
+CREATE TABLE working_memory(
+    bank_id TEXT NOT NULL, scope TEXT NOT NULL, version INTEGER NOT NULL, content TEXT NOT NULL, note TEXT,
+    created_at DOUBLE PRECISION NOT NULL, reverted_from INTEGER, PRIMARY KEY(bank_id, scope, version));
+CREATE TABLE observation_log(
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, bank_id TEXT NOT NULL, scope TEXT NOT NULL,
+    priority TEXT NOT NULL, text TEXT NOT NULL, observed_at DOUBLE PRECISION NOT NULL,
+    said_at DOUBLE PRECISION NOT NULL, refers_start DOUBLE PRECISION, refers_end DOUBLE PRECISION,
+    sources TEXT NOT NULL);
+CREATE INDEX observation_log_scope ON observation_log(bank_id, scope, seq);
+CREATE TABLE observed_units(
+    bank_id TEXT NOT NULL, scope TEXT NOT NULL, unit_id TEXT NOT NULL, entry BIGINT,
+    PRIMARY KEY(bank_id, scope, unit_id));
+CREATE INDEX observed_units_unit ON observed_units(bank_id, unit_id);
+CREATE INDEX observed_units_entry ON observed_units(entry);
+"""
+
 # Append only: a released migration is never edited, and its number is its place in this list.
-MIGRATIONS: list[str] = [_V1, _V2]
+MIGRATIONS: list[str] = [_V1, _V2, _V3]
 
 
 def migrate(conn: Connection[Any]) -> int:

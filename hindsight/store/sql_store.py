@@ -21,6 +21,7 @@ import numpy as np
 from hindsight.errors import BankNotFoundError
 from hindsight.models import BankProfile, BankStats, Link, LinkType, MemoryUnit, Network, Source
 from hindsight.store.base import DocumentRecord, MemoryStore, UnitText, WriteBatch
+from hindsight.store.sql_context import CONTEXT_TABLES, ContextQueries
 from hindsight.store.sql_graph import GraphQueries
 from hindsight.store.sql_index import IndexQueries
 from hindsight.store.sql_integrity import IntegrityQueries
@@ -41,7 +42,7 @@ _UNIT_COLUMNS = (
 _PAGE = 5000  # units per read of unit_texts: bounds the memory of a whole-bank read
 # Tables holding a bank's rows under a bank_id column, emptied by delete_bank.
 _BANK_TABLES = ("links", "claims", "entity_keys", "units", "documents", "opinion_history", "pending_work", "llm_usage",
-                "operations")
+                "operations", *CONTEXT_TABLES)
 
 
 # A change of units that search must follow: "add" (new, or a new vector and text), "del", or "text" (only the
@@ -49,7 +50,8 @@ _BANK_TABLES = ("links", "claims", "entity_keys", "units", "documents", "opinion
 Change = tuple[str, int]
 
 
-class SqlStore(GraphQueries, IndexQueries, IntegrityQueries, OperationQueries, ReasoningQueries, MemoryStore):
+class SqlStore(ContextQueries, GraphQueries, IndexQueries, IntegrityQueries, OperationQueries, ReasoningQueries,
+               MemoryStore):
     """The store's SQL over a backend's connections."""
 
     @abstractmethod
@@ -234,6 +236,7 @@ class SqlStore(GraphQueries, IndexQueries, IntegrityQueries, OperationQueries, R
             c.execute(f"DELETE FROM links WHERE src IN ({marks}) OR dst IN ({marks})", (*part, *part))
             c.execute(f"DELETE FROM claims WHERE unit_label IN ({marks})", part)
             c.execute(f"DELETE FROM units WHERE label IN ({marks})", part)
+        self._forget_observed(c, bank_id, unit_ids)
         self._drop_operation_results(c, bank_id)
         return touched, documents, labels
 

@@ -19,7 +19,14 @@ from hindsight.store.base import Change
 from hindsight.store.search import BankSearch
 from hindsight.store.sql_store import SqlStore
 from hindsight.store.sql_util import Tx
-from hindsight.store.sqlite_schema import REASONING_SCHEMA, SCHEMA, SCHEMA_VERSION, add_columns, refuse_other_schema
+from hindsight.store.sqlite_schema import (
+    CONTEXT_SCHEMA,
+    REASONING_SCHEMA,
+    SCHEMA,
+    SCHEMA_VERSION,
+    add_columns,
+    refuse_other_schema,
+)
 from hindsight.store.sqlite_search import SqliteSearch
 from hindsight.store.sqlite_util import store_error
 
@@ -56,7 +63,7 @@ class SQLiteStore(SqlStore):
         """Create or upgrade the schema; a failed write (a full disk) is a typed error."""
         with self._write_lock:
             try:
-                self._writer.executescript(SCHEMA + REASONING_SCHEMA)
+                self._writer.executescript(SCHEMA + REASONING_SCHEMA + CONTEXT_SCHEMA)
                 add_columns(self._writer)
                 self._writer.execute("INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)",
                                      (SCHEMA_VERSION,))

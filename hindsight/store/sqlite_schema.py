@@ -92,6 +92,26 @@ CREATE INDEX IF NOT EXISTS operations_bank ON operations(bank_id);
 CREATE INDEX IF NOT EXISTS operations_finished ON operations(finished_at);
 """
 
+# Added after REASONING_SCHEMA shipped, the same way: working memory and the observation log (store/sql_context.py).
+CONTEXT_SCHEMA = """
+CREATE TABLE IF NOT EXISTS working_memory_formats(
+    bank_id TEXT PRIMARY KEY, format TEXT NOT NULL, updated_at REAL NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS working_memory(
+    bank_id TEXT NOT NULL, scope TEXT NOT NULL, version INTEGER NOT NULL, content TEXT NOT NULL, note TEXT,
+    created_at REAL NOT NULL, reverted_from INTEGER,
+    PRIMARY KEY(bank_id, scope, version)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS observation_log(
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, bank_id TEXT NOT NULL, scope TEXT NOT NULL, priority TEXT NOT NULL,
+    text TEXT NOT NULL, observed_at REAL NOT NULL, said_at REAL NOT NULL, refers_start REAL, refers_end REAL,
+    sources TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS observation_log_scope ON observation_log(bank_id, scope, seq);
+CREATE TABLE IF NOT EXISTS observed_units(
+    bank_id TEXT NOT NULL, scope TEXT NOT NULL, unit_id TEXT NOT NULL, entry INTEGER,
+    PRIMARY KEY(bank_id, scope, unit_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS observed_units_unit ON observed_units(bank_id, unit_id);
+CREATE INDEX IF NOT EXISTS observed_units_entry ON observed_units(entry);
+"""
+
 # Columns added to existing tables after they shipped: (table, column, definition).
 ADDED_COLUMNS = [
     ("pending_work", "claim", "TEXT"),  # the worker run that holds the item; NULL: queued

@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from hindsight.errors import BankExistsError, BankNotFoundError, InvalidInputError
-from hindsight.models import BankProfile, LinkType, Network, Source, Verdict
+from hindsight.models import BankProfile, LinkType, Network, Source, Verdict, WorkingMemoryFormat
 from hindsight.store.sql_store import SqlStore
 from hindsight.store.sql_util import Tx
 
@@ -160,6 +160,12 @@ _TABLES = [
            "FROM pending_work t WHERE t.bank_id=? ORDER BY t.kind, t.key", ("kind", "key")),
     _Table("llm_usage", {"prompt_tokens": _integer, "completion_tokens": _integer, "calls": _integer},
            "FROM llm_usage t WHERE t.bank_id=?", ()),
+    # Working memory, every version; the observation log is not exported: the destination observes its units anew.
+    _Table("working_memory_formats", {"format": _model(WorkingMemoryFormat), "updated_at": _real},
+           "FROM working_memory_formats t WHERE t.bank_id=?", ()),
+    _Table("working_memory", {"scope": _text, "version": _integer, "content": _text, "note": _OPT_TEXT,
+                              "created_at": _real, "reverted_from": _optional(_integer)},
+           "FROM working_memory t WHERE t.bank_id=? ORDER BY t.scope, t.version", ("scope", "version")),
 ]
 _BY_NAME = {t.name: t for t in _TABLES}
 _LABELS = ("unit_label", "src", "dst")

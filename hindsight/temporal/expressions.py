@@ -269,12 +269,12 @@ def format_date(value: datetime) -> str:
     return f"{_DAY_NAMES[day.weekday()]}, {_MONTH_NAMES[day.month - 1]} {day.day}, {day.year}"
 
 
-def format_relative(value: datetime, reference: datetime) -> str:
+def format_relative(value: datetime, reference: datetime, ago: bool = False) -> str:
     """How far `value` is from `reference` in calendar days of `reference`'s zone: "5 days before", "the same
-    day"."""
+    day"; with `ago`, as seen from `reference`: "5 days ago", "in 2 weeks", "today"."""
     days = (in_zone_of(value, reference).date() - _aware(reference).date()).days
     if days == 0:
-        return "the same day"
+        return "today" if ago else "the same day"
     span = abs(days)
     if span < 14:
         count, unit = span, "day"
@@ -284,4 +284,7 @@ def format_relative(value: datetime, reference: datetime) -> str:
         count, unit = round(span / 30.44), "month"
     else:
         count, unit = max(1, round(span / 365.25)), "year"
-    return f"{count} {unit}{'' if count == 1 else 's'} {'before' if days < 0 else 'after'}"
+    amount = f"{count} {unit}{'' if count == 1 else 's'}"
+    if ago:
+        return f"{amount} ago" if days < 0 else f"in {amount}"
+    return f"{amount} {'before' if days < 0 else 'after'}"

@@ -1,0 +1,202 @@
+"""The context block: one text for an agent's system prompt, ordered from the most stable part to the least, so
+that a provider's prompt cache keeps serving its beginning from turn to turn.
+
+1. the bank's profile and working memory (the bank's, then the thread's): they change only when updated;
+2. the observation log, oldest first: it only grows at its end, and its beginning changes only when it is condensed
+   (and when the query time's day changes the "3 weeks ago" of its day lines);
+3. the memories recalled for this turn: what the person said first, then what the agent inferred (opinions and
+   observations), marked as inferences; of a unit the log shows, only the agent's reply.
+
+Nothing volatile (the time now, scores, ids) comes before the recalled memories. The block holds `budget` tokens
+(cl100k_base) at most: working memory is taken first, the log gets what is left but a third (kept for the recalled
+memories when there is a query), its high entries before its medium and low ones when it does not fit whole, and
+the recalled memories fill the rest.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from hindsight.memory_context.render import day_label, log_lines
+from hindsight.models import BankProfile, LogEntry, Network, Priority, WorkingMemory
+from hindsight.recall.excerpt import REPLY
+from hindsight.recall.format import TokenCounter, hit_header
+from hindsight.recall.types import RecallHit
+
+_SEPARATOR = "\n\n"
+_RANK = {Priority.HIGH: 0, Priority.MEDIUM: 1, Priority.LOW: 2}
+_INFERRED = (Network.OPINION, Network.OBSERVATION)
+RECALL_SHARE = 3  # with a query, the log leaves at least 1/RECALL_SHARE of what working memory left for recall
+
+
+class ContextSection(BaseModel):
+    """One section of a block: its name ("profile", "working_memory", "thread_working_memory", "observations",
+    "recalled"), its text (heading included) and its tokens."""
+
+    name: str
+    text: str
+    tokens: int
+
+
+class ContextBlock(BaseModel):
+    """The context for one turn. `stable_prefix`: how many leading characters of `text` are the same as in the
+    previous block of the same thread (0 for the first)."""
+
+    text: str
+    sections: list[ContextSection]
+    tokens: int
+    budget: int
+    query_time: datetime
+    stable_prefix: int = 0
+    recalled: list[str] = []  # the unit ids of the recalled section, in its order
+
+
+@dataclass(frozen=True)
+class BlockParts:
+    """What a block is made of before it is fitted to the budget."""
+
+    profile: BankProfile
+    memories: list[tuple[str, WorkingMemory]]  # section name and memory, bank's first
+    log: list[LogEntry]
+
+
+# Recall for the block: the hits for a token budget.
+Recall = Callable[[int], list[RecallHit]]
+
+
+def build(parts: BlockParts, recall: Recall | None, budget: int, query_time: datetime,
+          counter: TokenCounter) -> ContextBlock:
+    """The block of `parts` and the recalled memories, within `budget` tokens."""
+    sections: list[ContextSection] = []
+
+    def room() -> int:
+        used = sum(s.tokens for s in sections) + counter.count(_SEPARATOR) * len(sections)
+        return budget - used
+
+    stable = [("profile", "## Profile", _profile_lines(parts.profile))]
+    stable += [(name, _MEMORY_HEADINGS[name], m.content.strip().splitlines()) for name, m in parts.memories]
+    for name, heading, lines in stable:
+        if lines:
+            _add(sections, name, _fit_lines(heading, lines, room(), counter), counter)
+    log_room = room() - (room() // RECALL_SHARE if recall is not None else 0)
+    shown = _fit_log(parts.log, log_room, query_time, counter)
+    if shown:
+        _add(sections, "observations", _log_text(shown, query_time), counter)
+    recalled: list[str] = []
+    if recall is not None and room() > 0:
+        logged = {s for e in shown for s in e.sources}
+        hits = sorted(recall(room()), key=lambda h: h.unit.network in _INFERRED)  # stable: the person's first
+        text, recalled = _fit_recalled(hits, logged, room(), query_time, counter)
+        _add(sections, "recalled", text, counter)
+    text = _SEPARATOR.join(s.text for s in sections)
+    while sections and counter.count(text) > budget:  # tokens merged across a separator: never seen, but a bound
+        sections.pop()
+        text = _SEPARATOR.join(s.text for s in sections)
+    return ContextBlock(text=text, sections=sections, tokens=counter.count(text), budget=budget,
+                        query_time=query_time, recalled=recalled)
+
+
+_MEMORY_HEADINGS = {"working_memory": "## Working memory", "thread_working_memory": "## Working memory of this thread"}
+_LOG_HEADING = "## Observations (what was said, oldest first; [high] matters most)"
+_RECALL_HEADING = "## Recalled for this turn"
+
+
+def _add(sections: list[ContextSection], name: str, text: str | None, counter: TokenCounter) -> None:
+    if text:
+        sections.append(ContextSection(name=name, text=text, tokens=counter.count(text)))
+
+
+def _profile_lines(profile: BankProfile) -> list[str]:
+    lines = [f"Name: {profile.name.strip()}"] if profile.name.strip() else []
+    return lines + profile.background.strip().splitlines()
+
+
+def _fit_lines(heading: str, lines: list[str], room: int, counter: TokenCounter) -> str | None:
+    """The heading and as many of the lines as fit, with a line saying how many were left out."""
+    for keep in range(len(lines), 0, -1):
+        left = len(lines) - keep
+        tail = [f"… [{left} more lines left out: the budget is too small]"] if left else []
+        text = "\n".join([heading, *lines[:keep], *tail])
+        if counter.count(text) <= room:
+            return text
+    return None
+
+
+def _log_text(entries: list[LogEntry], query_time: datetime) -> str:
+    return "\n".join([_LOG_HEADING, *log_lines(entries, query_time)])
+
+
+def _fit_log(log: list[LogEntry], room: int, query_time: datetime, counter: TokenCounter) -> list[LogEntry]:
+    """The whole log if it fits; else its high entries, then medium, then low, newest first, as many as fit, shown
+    in the log's order."""
+    if not log or counter.count(_log_text(log, query_time)) <= room:
+        return log
+    order = sorted(range(len(log)), key=lambda i: (_RANK[log[i].priority], -i))
+    chosen: set[int] = set()
+    for i in order:
+        trial = [log[j] for j in sorted(chosen | {i})]
+        if counter.count(_log_text(trial, query_time)) <= room:
+            chosen.add(i)
+    return [log[j] for j in sorted(chosen)]
+
+
+def _hit_line(hit: RecallHit, logged: set[str], query_time: datetime) -> str | None:
+    """A recalled unit as a dated item; of a unit the log shows, only the agent's reply (None when it has none)."""
+    unit = hit.unit
+    body = hit.context.removeprefix(hit_header(unit, query_time) + " ") if hit.context else unit.text
+    if unit.id in logged:
+        reply = REPLY.search(body)
+        if reply is None:
+            return None
+        body = body[reply.start():]
+    mark = ""
+    if unit.network in _INFERRED:
+        confidence = f", confidence {unit.confidence:.2f}" if unit.confidence is not None else ""
+        mark = f" [inferred by the agent{confidence}]"
+    body = body.strip().replace("\n", "\n  ")  # a unit's lines, one per turn, stay inside its item
+    return f"- {day_label(unit.mentioned_at, query_time)}{mark}: {body}"
+
+
+def _fit_recalled(hits: list[RecallHit], logged: set[str], room: int, query_time: datetime,
+                  counter: TokenCounter) -> tuple[str | None, list[str]]:
+    lines: list[str] = []
+    ids: list[str] = []
+    for hit in hits:
+        line = _hit_line(hit, logged, query_time)
+        if line is not None and counter.count("\n".join([_RECALL_HEADING, *lines, line])) <= room:
+            lines.append(line)
+            ids.append(hit.unit.id)
+    return ("\n".join([_RECALL_HEADING, *lines]), ids) if lines else (None, [])
+
+class BlockHistory:
+    """The last block's text of each thread of a bank (a bounded number of threads), for `stable_prefix`."""
+
+    SIZE = 1024
+
+    def __init__(self) -> None:
+        self._texts: OrderedDict[str | None, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def stable_prefix(self, thread: str | None, text: str) -> int:
+        """How many leading characters `text` shares with the thread's previous block; `text` becomes it."""
+        with self._lock:
+            previous = self._texts.pop(thread, "")
+            self._texts[thread] = text
+            while len(self._texts) > self.SIZE:
+                self._texts.popitem(last=False)
+        n = min(len(previous), len(text))
+        same = 0
+        while same < n and previous[same] == text[same]:
+            same += 1
+        return same
+
+    def clear(self) -> None:
+        """Forget every thread's block (after a forget: they may quote what it removed)."""
+        with self._lock:
+            self._texts.clear()

@@ -1,0 +1,160 @@
+"""Working memory and the observation log of the store (store/base.py ContextStore), in the SQL both backends run."""
+
+from __future__ import annotations
+
+import json
+import time
+from abc import abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any
+
+from hindsight.errors import BankNotFoundError
+from hindsight.models import LogEntry, MemoryUnit, Network, Priority, WorkingMemory, WorkingMemoryFormat
+from hindsight.store.sql_util import Tx
+from hindsight.store.sql_util import chunks as _chunks
+from hindsight.store.sql_util import dt as _dt
+from hindsight.store.sql_util import marks as _marks
+from hindsight.store.sql_util import ts as _ts
+
+_MEMORY_COLUMNS = "scope, version, content, note, created_at, reverted_from"
+_LOG_COLUMNS = "seq, scope, priority, text, observed_at, said_at, refers_start, refers_end, sources"
+# Tables of the bank's rows, emptied by delete_bank.
+CONTEXT_TABLES = ("working_memory_formats", "working_memory", "observation_log", "observed_units")
+
+
+class ContextQueries:
+    """Mixed into SqlStore, whose backend supplies `_query`, `_tx` and how units are read (`_units`)."""
+
+    @abstractmethod
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
+    @abstractmethod
+    def _tx(self) -> AbstractContextManager[Tx]: ...
+    @abstractmethod
+    def _units(self, where: str, params: Sequence[Any]) -> list[MemoryUnit]: ...
+
+    # -- working memory --------------------------------------------------------------------------
+    def working_memory_format(self, bank_id: str) -> WorkingMemoryFormat | None:
+        rows = self._query("SELECT format FROM working_memory_formats WHERE bank_id=?", (bank_id,))
+        return WorkingMemoryFormat.model_validate_json(rows[0][0]) if rows else None
+
+    def set_working_memory_format(self, bank_id: str, fmt: WorkingMemoryFormat) -> None:
+        with self._tx() as c:
+            _bank_exists(c, bank_id)
+            c.execute("INSERT INTO working_memory_formats(bank_id, format, updated_at) VALUES(?,?,?) "
+                      "ON CONFLICT(bank_id) DO UPDATE SET format=excluded.format, updated_at=excluded.updated_at",
+                      (bank_id, fmt.model_dump_json(), time.time()))
+
+    def working_memory_scopes(self, bank_id: str) -> list[str]:
+        return [r[0] for r in self._query("SELECT DISTINCT scope FROM working_memory WHERE bank_id=? ORDER BY scope",
+                                          (bank_id,))]
+
+    def working_memory(self, bank_id: str, scope: str, version: int | None = None) -> WorkingMemory | None:
+        if version is None:
+            rows = self._query(f"SELECT {_MEMORY_COLUMNS} FROM working_memory WHERE bank_id=? AND scope=? "
+                               "ORDER BY version DESC LIMIT 1", (bank_id, scope))
+        else:
+            rows = self._query(f"SELECT {_MEMORY_COLUMNS} FROM working_memory WHERE bank_id=? AND scope=? "
+                               "AND version=?", (bank_id, scope, version))
+        return _memory(rows[0]) if rows else None
+
+    def working_memory_versions(self, bank_id: str, scope: str) -> list[WorkingMemory]:
+        rows = self._query(f"SELECT {_MEMORY_COLUMNS} FROM working_memory WHERE bank_id=? AND scope=? "
+                           "ORDER BY version", (bank_id, scope))
+        return [_memory(r) for r in rows]
+
+    def add_working_memory(self, bank_id: str, scope: str, content: str, note: str | None,
+                           reverted_from: int | None, at: datetime) -> WorkingMemory:
+        with self._tx() as c:
+            _bank_exists(c, bank_id)
+            row = c.execute("SELECT max(version) FROM working_memory WHERE bank_id=? AND scope=?",
+                            (bank_id, scope)).fetchone()
+            version = int(row[0] or 0) + 1
+            c.execute(f"INSERT INTO working_memory(bank_id, {_MEMORY_COLUMNS}) VALUES(?,?,?,?,?,?,?)",
+                      (bank_id, scope, version, content, note, at.timestamp(), reverted_from))
+        return WorkingMemory(scope=scope, version=version, content=content, note=note, created_at=_dt(at.timestamp()),
+                             reverted_from=reverted_from)
+
+    # -- the observation log ---------------------------------------------------------------------
+    def observation_log(self, bank_id: str, scope: str) -> list[LogEntry]:
+        rows = self._query(f"SELECT {_LOG_COLUMNS} FROM observation_log WHERE bank_id=? AND scope=? ORDER BY seq",
+                           (bank_id, scope))
+        return [_entry(r) for r in rows]
+
+    def unobserved_units(self, bank_id: str, scope: str, document_prefix: str | None,
+                         networks: Sequence[Network]) -> list[MemoryUnit]:
+        where = (f"bank_id=? AND network IN ({_marks(len(networks))}) AND NOT EXISTS (SELECT 1 FROM observed_units o "
+                 "WHERE o.bank_id=? AND o.scope=? AND o.unit_id=units.id)")
+        params: list[Any] = [bank_id, *(n.value for n in networks), bank_id, scope]
+        if document_prefix is not None:
+            # substr, not LIKE: a thread id may hold LIKE's wildcards.
+            where += " AND (document_id=? OR substr(document_id, 1, ?)=?)"
+            params += [document_prefix, len(document_prefix) + 1, document_prefix + ":"]
+        return self._units(where + " ORDER BY label", params)
+
+    def append_observations(self, bank_id: str, scope: str, entries: list[LogEntry], observed: list[str]) -> int:
+        with self._tx() as c:
+            _bank_exists(c, bank_id)
+            mine: set[str] = set()
+            for uid in observed:
+                # A unit another writer observed meanwhile is its to log: the conflict waits for its commit.
+                added = c.execute("INSERT INTO observed_units(bank_id, scope, unit_id) VALUES(?,?,?) "
+                                  "ON CONFLICT DO NOTHING", (bank_id, scope, uid))
+                if added.rowcount == 1:
+                    mine.add(uid)
+            written = [e for e in entries if e.sources and set(e.sources) <= mine]
+            self._insert_entries(c, bank_id, scope, written)
+        return len(written)
+
+    def replace_observation_log(self, bank_id: str, scope: str, before: list[int], entries: list[LogEntry]) -> bool:
+        with self._tx() as c:
+            held = [r[0] for r in c.execute("SELECT seq FROM observation_log WHERE bank_id=? AND scope=? ORDER BY seq",
+                                            (bank_id, scope))]
+            if held != before:
+                return False  # appended to, or forgotten from, since it was read: condensed another time
+            c.execute("UPDATE observed_units SET entry=NULL WHERE bank_id=? AND scope=?", (bank_id, scope))
+            c.execute("DELETE FROM observation_log WHERE bank_id=? AND scope=?", (bank_id, scope))
+            self._insert_entries(c, bank_id, scope, entries)
+        return True
+
+    @staticmethod
+    def _insert_entries(c: Tx, bank_id: str, scope: str, entries: list[LogEntry]) -> None:
+        for e in entries:
+            row = c.execute(
+                f"INSERT INTO observation_log(bank_id, {_LOG_COLUMNS.removeprefix('seq, ')}) VALUES(?,?,?,?,?,?,?,?,?) "
+                "RETURNING seq",
+                (bank_id, scope, e.priority.value, e.text, e.observed_at.timestamp(), e.said_at.timestamp(),
+                 _ts(e.refers_start), _ts(e.refers_end), json.dumps(e.sources)),
+            ).fetchone()
+            for part in _chunks(e.sources):
+                c.execute(f"UPDATE observed_units SET entry=? WHERE bank_id=? AND scope=? AND unit_id IN "
+                          f"({_marks(len(part))})", (row[0], bank_id, scope, *part))
+
+    @staticmethod
+    def _forget_observed(c: Tx, bank_id: str, unit_ids: Sequence[str]) -> None:
+        """Inside a forget: drop the log entries written from the units; the other units of those entries are
+        observed again, into new entries, by the next observe."""
+        for part in _chunks(unit_ids):
+            marks = _marks(len(part))
+            entries = [r[0] for r in c.execute(
+                f"SELECT DISTINCT entry FROM observed_units WHERE bank_id=? AND unit_id IN ({marks}) "
+                "AND entry IS NOT NULL", (bank_id, *part))]
+            for seqs in _chunks(entries):
+                c.execute(f"DELETE FROM observation_log WHERE seq IN ({_marks(len(seqs))})", seqs)
+                c.execute(f"DELETE FROM observed_units WHERE entry IN ({_marks(len(seqs))})", seqs)
+            c.execute(f"DELETE FROM observed_units WHERE bank_id=? AND unit_id IN ({marks})", (bank_id, *part))
+
+
+def _bank_exists(c: Tx, bank_id: str) -> None:
+    if c.execute("SELECT 1 FROM banks WHERE id=?", (bank_id,)).fetchone() is None:
+        raise BankNotFoundError(f"no bank {bank_id!r}")
+
+
+def _memory(r: Sequence[Any]) -> WorkingMemory:
+    return WorkingMemory(scope=r[0], version=r[1], content=r[2], note=r[3], created_at=_dt(r[4]), reverted_from=r[5])
+
+
+def _entry(r: Sequence[Any]) -> LogEntry:
+    return LogEntry(seq=r[0], scope=r[1], priority=Priority(r[2]), text=r[3], observed_at=_dt(r[4]),
+                    said_at=_dt(r[5]), refers_start=_dt(r[6]), refers_end=_dt(r[7]), sources=json.loads(r[8]))

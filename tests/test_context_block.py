@@ -1,0 +1,131 @@
+"""The context block on both stores: its sections in order from the most stable, dated lines relative to the query
+time, inferences marked, the budget held, and a beginning that stays byte-identical from turn to turn until the
+working memory is updated or the log is condensed."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from hindsight import Bank, Hindsight, HindsightConfig, Message, Network
+from hindsight.embed.base import Embedder
+from hindsight.errors import InvalidInputError
+from hindsight.recall.format import TokenCounter
+from hindsight.reflect.writer import OPINIONS_DOCUMENT, DerivedUnit, UnitWriter
+from tests.postgres_server import config_for
+
+T0 = datetime(2024, 6, 30, 18, tzinfo=timezone.utc)
+QUERIES = ["What should I cook tonight?", "Any gift ideas for my sister?", "Where do I live now?",
+           "What did we talk about last time?"]
+
+
+def chat(bank: Bank, said: str, reply: str, when: str, document_id: str) -> None:
+    bank.retain([Message(role="user", speaker="Maya", content=said), Message(role="assistant", content=reply)],
+                timestamp=when, document_id=document_id)
+
+
+def seeded(hs: Hindsight) -> Bank:
+    bank = hs.bank("ctx")
+    chat(bank, "I moved to Denver last week. I love Thai food.", "Congrats on the move!", "2024-06-09T10:00:00", "t-1")
+    chat(bank, "My sister's wedding is next Saturday and I need a gift.", "A cookbook?", "2024-06-09T10:05:00", "t-1:b")
+    chat(bank, "I've gone vegan, no more cheese for me.", "Noted, vegan recipes it is.", "2024-06-20T10:00:00",
+         "t-2")
+    chat(bank, "What's a good movie for tonight?", "Try Past Lives.", "2024-06-21T20:00:00", "t-2:b")
+    bank.update_working_memory("# Maya\n- Lives in Denver\n- Vegan")
+    return bank
+
+
+@pytest.fixture
+def hs(hs_on_store: Hindsight) -> Hindsight:
+    return hs_on_store
+
+
+def before_recalled(text: str) -> str:
+    return text.split("## Recalled")[0]
+
+
+def test_the_block_goes_from_the_most_stable_to_this_turns_memories(hs: Hindsight) -> None:
+    bank = seeded(hs)
+    bank.set_profile(bank.profile().model_copy(update={"name": "Chef Bot"}))
+    bank.update_working_memory("planning dinner", scope="t-2")
+    block = bank.context("What should I cook tonight?", thread_id="t-2", budget=2000, query_time=T0)
+    assert [s.name for s in block.sections] == ["profile", "working_memory", "thread_working_memory",
+                                                "observations", "recalled"]
+    assert block.text == "\n\n".join(s.text for s in block.sections)
+    counter = TokenCounter()
+    assert block.tokens == counter.count(block.text) <= 2000
+    assert all(s.tokens == counter.count(s.text) for s in block.sections)
+    log = block.sections[3].text
+    assert "2024-06-09 (3 weeks ago)\n- [high] Maya: I moved to Denver last week" in log
+    assert "2024-06-20 (10 days ago)\n- [high] Maya: I've gone vegan" in log
+    assert log.index("Denver") < log.index("vegan")  # oldest first
+    recalled = block.sections[4].text
+    assert block.recalled and all(f"({ago})" in recalled for ago in ["9 days ago"])  # the movie, dated
+    assert "Thai food" not in recalled  # what the log shows is not recalled again
+    assert block.stable_prefix == 0  # the thread's first block
+
+
+def test_inferences_are_marked_and_come_after_what_the_person_said(hs: Hindsight) -> None:
+    bank = seeded(hs)
+    opinion = DerivedUnit(text="I think Maya would enjoy cooking a vegan Thai curry tonight.",
+                          network=Network.OPINION, document_id=OPINIONS_DOCUMENT, sources=bank.units()[:1],
+                          confidence=0.7)
+    UnitWriter(hs.config, hs.store, hs.embedder).write(bank.handle(), [opinion])
+    block = bank.context("What vegan Thai dish should Maya cook tonight?", budget=2000, query_time=T0)
+    lines = block.sections[-1].text.splitlines()[1:]
+    inferred = [i for i, line in enumerate(lines) if "[inferred by the agent, confidence 0.70]" in line]
+    assert inferred and "vegan Thai curry" in lines[inferred[0]]
+    assert all("inferred" not in line for line in lines[: inferred[0]])
+    assert inferred[0] == len([line for line in lines if line.startswith("- ")]) - 1  # after the person's
+
+
+@pytest.mark.parametrize("budget", [40, 120, 300, 2000])
+def test_the_block_holds_its_budget(hs: Hindsight, budget: int) -> None:
+    block = seeded(hs).context("What should I cook tonight?", budget=budget, query_time=T0)
+    assert block.tokens == TokenCounter().count(block.text) <= budget
+    if budget >= 120:
+        assert "[high]" in block.text  # the log's high entries go before its others
+
+
+def test_replayed_turns_keep_the_prefix_until_memory_or_the_log_changes(tmp_path: Path, minilm: Embedder,
+                                                                       store: str) -> None:
+    config = config_for(store, HindsightConfig.from_dict({"context": {"condense_tokens": 200}}))
+    with Hindsight(tmp_path / "m", config, embedder=minilm) as hs:
+        bank = seeded(hs)
+        blocks = [bank.context(q, thread_id="t-2", budget=1500, query_time=T0 + timedelta(minutes=5 * i))
+                  for i, q in enumerate(QUERIES)]
+        prefix = before_recalled(blocks[0].text)
+        assert "## Observations" in prefix
+        for block in blocks[1:]:
+            assert before_recalled(block.text) == prefix  # byte-identical: nothing changed
+            assert block.stable_prefix >= len(prefix)
+        # A new turn appends to the log: everything before the log's end stays.
+        chat(bank, "I booked a trip to Lisbon for August.", "Fun!", "2024-06-30T17:00:00", "t-2:c")
+        grown = bank.context(QUERIES[0], thread_id="t-2", budget=1500, query_time=T0 + timedelta(minutes=30))
+        assert grown.text.startswith(prefix.rstrip("\n")) and "Lisbon" in before_recalled(grown.text)
+        assert grown.stable_prefix >= len(prefix.rstrip("\n"))
+        # Updating working memory changes the beginning.
+        bank.update_working_memory("# Maya\n- Lives in Denver\n- Vegan\n- Trip to Lisbon in August")
+        updated = bank.context(QUERIES[0], thread_id="t-2", budget=1500, query_time=T0 + timedelta(minutes=35))
+        assert updated.stable_prefix < updated.text.index("## Observations")
+        # So does condensing the log, once it passes its threshold: past the working memory, within the log.
+        steady = bank.context(QUERIES[0], thread_id="t-2", budget=1500, query_time=T0 + timedelta(minutes=40))
+        for i in range(6):
+            chat(bank, f"Just chatting about the weather, part {i}.", "Sure.", "2024-06-30T17:30:00", f"t-2:{i}")
+        condensed = bank.context(QUERIES[0], thread_id="t-2", budget=1500, query_time=T0 + timedelta(minutes=45))
+        log_start = steady.text.index("## Observations")
+        assert steady.stable_prefix >= len(before_recalled(steady.text)) - 2
+        assert log_start < condensed.stable_prefix < len(before_recalled(steady.text)) - 2
+        assert "part 0" not in condensed.text.split("## Recalled")[0]  # low entries of old days went first
+
+
+def test_no_query_no_recall_and_bad_arguments_are_typed(hs: Hindsight) -> None:
+    bank = seeded(hs)
+    block = bank.context(query_time=T0)
+    assert [s.name for s in block.sections] == ["working_memory", "observations"]
+    for kwargs in ({"thread_id": "bank"}, {"thread_id": ""}, {"budget": -1}, {"budget": 1.5},
+                   {"query_time": "not a date"}, {"query": 7}, {"query": "x\ud800"}):
+        with pytest.raises(InvalidInputError):
+            bank.context(**kwargs)  # type: ignore[arg-type]
