@@ -8,12 +8,15 @@ DIR/one holds one bank of --units units, filled through the real retain pipeline
 DIR/many holds --banks copies of it: the bank is exported once, and each copy is imported under its own bank id,
 its unit and entity ids renamed (ids are unique across a store). The import resumes from the banks already there.
 Then, for each directory, in a fresh process with the real model: seconds to open the engine, to list the banks, to
-open one bank (its indexes loaded), and recall p50/p99 over --queries questions in that bank.
+open one bank (its indexes loaded), and recall p50/p99 over --queries questions in that bank. An imported bank's
+search indexes are built from the store when it is first opened, so the measured bank is opened once beforehand; the
+open of another bank with its index files deleted, as after its import, is reported apart (`unindexed_open_bank_s`).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -66,18 +69,27 @@ def populate(one: Path, many: Path, banks: int, model: SentenceTransformerEmbedd
         todo = [n for n in range(banks) if bank_name(n) not in have]
         for n in tqdm(todo, desc=f"import into {many.name}", unit="bank"):
             hs.import_bank(renamed(lines, n), bank_id=bank_name(n))
+        hs.bank(bank_name(banks // 2), create=False).indexes.vector_count()  # the measured bank's indexes built
         return len(hs.banks())
 
 
-def measure(directory: Path, bank_id: str, queries: list[Query]) -> dict[str, Any]:
-    """In this (fresh) process: open the engine, list its banks, open one bank, recall each query in it."""
+def measure(directory: Path, bank_id: str, queries: list[Query], unindexed: str | None = None) -> dict[str, Any]:
+    """In this (fresh) process: open the engine, list its banks, open one bank, recall each query in it; with
+    `unindexed`, also open that bank with its index files deleted first."""
     model = SentenceTransformerEmbedder(EmbedderConfig())
+    if unindexed is not None:
+        shutil.rmtree(directory / "banks" / unindexed, ignore_errors=True)
     t0 = time.perf_counter()
     with Hindsight(directory, NO_LLM, embedder=model) as hs:
         opened = time.perf_counter() - t0
         t0 = time.perf_counter()
         banks = hs.banks()
         listed = time.perf_counter() - t0
+        first: dict[str, float] = {}
+        if unindexed is not None:
+            t0 = time.perf_counter()
+            hs.bank(unindexed, create=False).indexes.vector_count()
+            first["unindexed_open_bank_s"] = round(time.perf_counter() - t0, 3)
         t0 = time.perf_counter()
         bank = hs.bank(bank_id, create=False)
         bank.indexes.vector_count()  # opens (and loads) the indexes
@@ -89,7 +101,7 @@ def measure(directory: Path, bank_id: str, queries: list[Query]) -> dict[str, An
             bank.recall(q.text, query_time=q.when)
             ms.append((time.perf_counter() - t0) * 1000)
     return {"banks": len(banks), "open_engine_s": round(opened, 3), "list_banks_s": round(listed, 6),
-            "open_bank_s": round(bank_open, 3), **{f"recall_{k}": v for k, v in percentiles(ms).items()}}
+            "open_bank_s": round(bank_open, 3), **first, **{f"recall_{k}": v for k, v in percentiles(ms).items()}}
 
 
 def main() -> None:
@@ -108,7 +120,7 @@ def main() -> None:
     asked = queries[: args.queries]
     result = {"machine": machine(), "command": " ".join(sys.argv), "units_per_bank": units,
               "one": in_child(measure, one, BANK, asked),
-              "many": in_child(measure, many, bank_name(args.banks // 2), asked)}
+              "many": in_child(measure, many, bank_name(args.banks // 2), asked, bank_name(args.banks - 1))}
     result["many_over_one"] = {k: round(result["many"][k] / result["one"][k], 2) if result["one"][k] else None
                                for k in ("open_engine_s", "list_banks_s", "open_bank_s", "recall_p50_ms")}
     print(json.dumps(result, indent=2))

@@ -28,5 +28,7 @@ def test_copies_of_one_bank_are_banks_of_their_own(tmp_path: Path, minilm: Sente
         assert sorted(u.text for u in copy.units()) == sorted(u.text for u in original.units())
         assert {e.name for e in copy.entities()} == {e.name for e in original.entities()}
         assert copy.check().ok
-    run = measure(many, bank_name(1), [Query("What did Maya cook for Bob?", DAY + timedelta(days=9))] * 3)
+    run = measure(many, bank_name(1), [Query("What did Maya cook for Bob?", DAY + timedelta(days=9))] * 3,
+                  unindexed=bank_name(2))
     assert run["banks"] == 3 and run["open_bank_s"] > 0 and run["recall_p50_ms"] > 0
+    assert run["unindexed_open_bank_s"] > 0 and (many / "banks" / bank_name(2) / "lexical.db").exists()
