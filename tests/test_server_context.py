@@ -211,6 +211,16 @@ def test_context_and_working_memory_as_mcp_tools(api: httpx.Client) -> None:
                                                            "observe": False}).json()
     assert http_block["text"].split("## Recalled")[0] == block.split("## Recalled")[0]
 
+    api.put("/v1/banks/agent-json", json={}).raise_for_status()
+    api.put("/v1/banks/agent-json/working-memory/format",
+            json={"json_schema": Person.model_json_schema()}).raise_for_status()
+    _, typed = asyncio.run(call(ADMIN, [
+        ("update_working_memory", {"bank_id": "agent-json", "content": '{"diet": "vegan"}'}),
+        ("update_working_memory", {"bank_id": "agent-json", "content": '{"name": "Maya", "diet": "vegan"}'}),
+    ]))
+    assert typed[0][0] and "WorkingMemorySchemaError" in typed[0][1] and "name" in typed[0][1]
+    assert not typed[1][0] and '"diet": "vegan"' in typed[1][1] and "version 1" in typed[1][1]
+
     _, refused = asyncio.run(call(READER, [
         ("update_working_memory", {"bank_id": "agent", "content": "hijacked"}),
         ("context", {"bank_id": "agent"}),
@@ -218,3 +228,13 @@ def test_context_and_working_memory_as_mcp_tools(api: httpx.Client) -> None:
     ]))
     assert [is_error for is_error, _ in refused] == [True, True, False]
     assert "read-only" in refused[0][1] and "Shopping for a wedding gift" in refused[2][1]
+
+
+def test_the_openapi_schema_names_the_library_models(api: httpx.Client) -> None:
+    paths = api.get("/openapi.json").json()["paths"]
+    for path, method, model in [("/context", "post", "ContextBlock"), ("/working-memory", "post", "WorkingMemory"),
+                                ("/working-memory/format", "put", "WorkingMemoryFormat"),
+                                ("/observe", "post", "ObserveReport"),
+                                ("/working-memory/versions", "get", "Page_WorkingMemory_")]:
+        answer = paths[f"/v1/banks/{{bank_id}}{path}"][method]["responses"]["200"]["content"]["application/json"]
+        assert answer["schema"]["$ref"].endswith(f"/{model}"), (path, answer)
