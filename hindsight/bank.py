@@ -420,3 +420,5 @@ class Bank:
     aupdate_working_memory = async_twin(update_working_memory)
     aworking_memory_versions = async_twin(working_memory_versions)
     arevert_working_memory = async_twin(revert_working_memory)
+    aset_working_memory_format = async_twin(set_working_memory_format)
+    aworking_memory_format = async_twin(working_memory_format)

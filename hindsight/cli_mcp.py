@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 
 from hindsight.config import HindsightConfig
-from hindsight.config.server import ALL_TOOLS, McpConfig
+from hindsight.config.server import ALL_TOOLS, READ_TOOLS, McpConfig
 from hindsight.engine import Hindsight
 from hindsight.errors import ConfigError, HindsightError
 
@@ -56,7 +56,7 @@ def add_mcp_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     # Also after the subcommand, as MCP client configs write it; SUPPRESS keeps a value given before it.
     p.add_argument("--dir", default=argparse.SUPPRESS, help="memory directory (default ./memdir)")
     p.add_argument("--config", default=argparse.SUPPRESS, help="YAML config file, or preset:NAME")
-    p.add_argument("--read-only", action="store_true", help="offer only recall, list_banks and bank_stats")
+    p.add_argument("--read-only", action="store_true", help="offer only the reading tools: " + ", ".join(READ_TOOLS))
     p.add_argument("--bank", default=None, help="bind every tool to this bank (the tools then take no bank id)")
     p.add_argument("--tools", default=None, help="the tools to offer, comma-separated (default: server.mcp.tools)")
     p.set_defaults(func=_cmd_mcp, standalone=True)

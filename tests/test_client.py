@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from hindsight import BankProfile, Hindsight, HindsightConfig, Message, RetainRequest, errors
 from hindsight.client import HindsightClient, Operation, RemoteBank
@@ -16,6 +17,8 @@ from hindsight.config.server import ENV_API_KEY
 from hindsight.embed.base import Embedder
 from hindsight.forget import ForgetResult
 from hindsight.integrity import IntegrityReport
+from hindsight.memory_context.block import ContextBlock
+from hindsight.memory_context.log import ObserveReport
 from hindsight.recall.types import RecallResult
 from hindsight.reflect.types import PendingProgress, PendingReport, ReflectResult
 from hindsight.server.schemas import RetainResponse
@@ -123,6 +126,88 @@ def test_a_remote_bank_gives_what_the_embedded_bank_gives(client: HindsightClien
     assert "twin" not in client.banks()
 
 
+class Person(BaseModel):
+    name: str
+    city: str | None = None
+    plans: list[str] = []
+
+
+CHAT = [Message(role="user", speaker="Alice", content="I moved to Seattle last month. I love Thai food.",
+                timestamp=datetime(2024, 5, 1, 10, 0, tzinfo=timezone.utc)),
+        Message(role="assistant", content="Congrats on the move!",
+                timestamp=datetime(2024, 5, 1, 10, 1, tzinfo=timezone.utc)),
+        Message(role="user", speaker="Alice", content="My sister's wedding is next Saturday and I need a gift.",
+                timestamp=datetime(2024, 5, 1, 10, 2, tzinfo=timezone.utc))]
+
+
+def _block(block: ContextBlock) -> tuple[object, ...]:
+    """All of a block but the recalled unit ids, which each store draws itself."""
+    return block.text, block.sections, block.tokens, block.budget, block.query_time, block.stable_prefix, \
+        len(block.recalled)
+
+
+def test_working_memory_and_the_context_block_as_on_the_embedded_bank(url: str, client: HindsightClient,
+                                                                      embedded: Hindsight) -> None:
+    remote, local = client.bank("ctx-twin"), embedded.bank("ctx-twin")
+    seen = {}
+    for name, bank in (("remote", remote), ("local", local)):
+        bank.set_profile(PROFILE)
+        bank.retain(CHAT, document_id="t-1")
+        fmt = bank.set_working_memory_format(schema=Person)
+        blank = bank.working_memory()
+        updated = bank.update_working_memory(Person(name="Alice", city="Seattle"), note="moved")
+        bank.update_working_memory({"name": "Alice", "plans": ["a gift"]}, scope="t-1")
+        bank.update_working_memory('{"name": "Alice", "plans": ["a gift", "a card"]}', scope="t-1")
+        bank.revert_working_memory(1, scope="t-1")
+        versions = bank.working_memory_versions("t-1")  # pages of 2 remotely: three versions span two
+        report = bank.observe()
+        log = bank.observation_log()
+        blocks = [bank.context("What gift should Alice buy?", thread_id="t-1", budget=budget, query_time=QUERY_TIME)
+                  for budget in (1500, 1500, 60)]
+        assert type(report) is ObserveReport and all(type(b) is ContextBlock for b in blocks)
+        seen[name] = (fmt, blank, updated.content, updated.note,
+                      [(v.version, v.content, v.note, v.reverted_from) for v in versions], report,
+                      [(e.priority, e.text, e.said_at, e.refers_start) for e in log], [_block(b) for b in blocks],
+                      bank.working_memory_format(), bank.working_memory("t-1").content)
+    assert seen["remote"] == seen["local"]
+    fmt, blank, content, _, versions, report, log, blocks, _, thread = seen["local"]
+    assert fmt.json_schema == Person.model_json_schema() and blank.content == "{}" and '"Seattle"' in content
+    assert [v[0] for v in versions] == [1, 2, 3] and versions[2][3] == 1 and "a card" not in thread
+    assert report.appended >= 2 and log and blocks[0][0].startswith("## Profile")
+    assert blocks[1][5] == len(blocks[0][0]) and blocks[2][2] <= 60  # replayed whole; a small budget held
+    assert remote.context("What gift?", observe=False, query_time=QUERY_TIME).text == \
+        local.context("What gift?", observe=False, query_time=QUERY_TIME).text
+
+    for bank in (remote, local):
+        for expected, call in [
+            (errors.VersionNotFoundError, lambda b=bank: b.revert_working_memory(42)),
+            (errors.WorkingMemorySchemaError, lambda b=bank: b.update_working_memory({"city": "Paris"})),
+            (errors.WorkingMemorySchemaError, lambda b=bank: b.update_working_memory("not json")),
+            (errors.WorkingMemorySchemaError, lambda b=bank: b.set_working_memory_format(
+                schema={"type": "object", "properties": {"name": {"type": "integer"}}})),
+            (errors.InvalidInputError, lambda b=bank: b.set_working_memory_format(template="x", schema=Person)),
+            (errors.InvalidInputError, lambda b=bank: b.set_working_memory_format(schema="not a schema")),
+            (errors.InvalidInputError, lambda b=bank: b.context(thread_id="bank")),
+            (errors.InvalidInputError, lambda b=bank: b.context(budget=-1)),
+            (errors.InvalidInputError, lambda b=bank: b.working_memory(scope="")),
+            (errors.InvalidInputError, lambda b=bank: b.observe(thread_id="bank")),
+        ]:
+            with pytest.raises(expected) as caught:
+                call()
+            assert type(caught.value) is expected, (bank, expected, caught.value)
+    assert remote.working_memory().content == local.working_memory().content == content  # refusals changed nothing
+    with HindsightClient(url, READER) as read_only:
+        watcher = read_only.bank("ctx-twin", create=False)
+        assert watcher.context("What gift?", observe=False, query_time=QUERY_TIME).text == \
+            remote.context("What gift?", observe=False, query_time=QUERY_TIME).text
+        for write in (lambda: watcher.update_working_memory("hijacked"), lambda: watcher.context("What gift?")):
+            with pytest.raises(errors.AccessDeniedError):
+                write()
+    client.delete_bank("ctx-twin")
+    with pytest.raises(errors.BankNotFoundError):
+        remote.context("What gift?")
+
+
 def test_the_async_twins(url: str, client: HindsightClient) -> None:
     async def flow() -> None:
         async with HindsightClient(url, ADMIN, page_size=2) as ac:
@@ -147,6 +232,14 @@ def test_the_async_twins(url: str, client: HindsightClient) -> None:
             assert "cello" in hits[0].unit.text
             assert (await bank.astats()).documents == 4 and await bank.apending() == 0
             assert (await bank.acheck()).ok
+            await bank.aset_working_memory_format(template="# Notes\n")
+            assert (await bank.aupdate_working_memory("# Notes\n- plays the cello", note="cello")).version == 1
+            assert [v.note for v in await bank.aworking_memory_versions()] == ["cello"]
+            assert (await bank.arevert_working_memory(0)).content == (await bank.aworking_memory_format()).template
+            assert (await bank.aobserve()).appended and await bank.aobservation_log()
+            block = await bank.acontext("Who plays the cello?", query_time=QUERY_TIME)
+            assert block.text.startswith("## Profile") and "cello" in block.sections[-1].text
+            assert (await bank.aworking_memory()).version == 2
             assert (await bank.aforget(document="erin")).unit_ids
             with pytest.raises(errors.LLMNotConfiguredError):
                 await bank.areflect("What do you think of Seattle?")

@@ -15,6 +15,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from hindsight.config.server import ALL_TOOLS
 from tests.postgres_server import fresh_database, postgres_dsn
 from tests.served import HINDSIGHT, served
 
@@ -259,7 +260,7 @@ def test_mcp_tools_are_served_at_mcp_behind_the_same_keys(api: httpx.Client) -> 
             return tools, " ".join(c.text for c in recalled.content if hasattr(c, "text")), other.is_error
 
     tools, recalled, refused = asyncio.run(session())
-    assert set(tools) == {"retain", "recall", "reflect", "forget", "list_banks", "bank_stats"}
+    assert set(tools) == set(ALL_TOOLS)
     assert "Children" in recalled and refused
 
 

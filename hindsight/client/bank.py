@@ -3,9 +3,11 @@ async twins. Each call is written once, as a flow (client/transport.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
+
+from pydantic import BaseModel
 
 from hindsight import validate
 from hindsight.client.operations import result_of, wait_for
@@ -25,14 +27,34 @@ from hindsight.client.transport import (
 from hindsight.errors import InvalidInputError
 from hindsight.forget import ForgetResult
 from hindsight.integrity import IntegrityReport
-from hindsight.models import BankProfile, BankStats, Content, Entity, Link, MemoryUnit, Network, RetainResult, TimeArg
+from hindsight.memory_context.block import ContextBlock
+from hindsight.memory_context.log import ObserveReport
+from hindsight.memory_context.working import WorkingContent
+from hindsight.models import (
+    BANK_SCOPE,
+    BankProfile,
+    BankStats,
+    Content,
+    Entity,
+    Link,
+    LogEntry,
+    MemoryUnit,
+    Network,
+    RetainResult,
+    TimeArg,
+    WorkingMemory,
+    WorkingMemoryFormat,
+)
 from hindsight.recall.request import DEFAULT_BUDGET
 from hindsight.recall.types import RecallResult
 from hindsight.reflect.types import PendingProgress, PendingReport, ReflectResult
 from hindsight.retain.pipeline import RetainRequest
 from hindsight.server.schemas import (
     BankInfo,
+    ContextBody,
     ForgetBody,
+    FormatBody,
+    ObserveBody,
     Operation,
     Page,
     ReasonBody,
@@ -40,6 +62,8 @@ from hindsight.server.schemas import (
     ReflectBody,
     RetainBody,
     RetainResponse,
+    RevertBody,
+    WorkingMemoryBody,
 )
 
 T = TypeVar("T")
@@ -86,6 +110,64 @@ class RemoteBank:
         if not isinstance(profile, BankProfile):
             raise InvalidInputError(f"profile must be a BankProfile, got {type(profile).__name__}")
         yield Request("PUT", self._path(), body=profile)
+
+    # -- working memory, the observation log and the context block -----------------------------
+    def _working_memory(self, scope: str = BANK_SCOPE) -> Flow[WorkingMemory]:
+        """The current working memory of `scope`, as `Bank.working_memory`."""
+        params: dict[str, Param] = {"scope": validate.scope(scope)}
+        return call(Request("GET", self._path("working-memory"), params=params), WorkingMemory)
+
+    def _update_working_memory(self, content: WorkingContent, scope: str = BANK_SCOPE,
+                               note: str | None = None) -> Flow[WorkingMemory]:
+        """Store a new version of the working memory of `scope`, as `Bank.update_working_memory`: markdown, or
+        under a schema JSON (text, a mapping or a model instance)."""
+        data = content.model_dump(mode="json") if isinstance(content, BaseModel) else content
+        data = dict(data) if isinstance(data, Mapping) else data
+        sent = body(WorkingMemoryBody, content=data, scope=scope, note=note)
+        return call(Request("POST", self._path("working-memory"), body=sent), WorkingMemory)
+
+    def _working_memory_versions(self, scope: str = BANK_SCOPE) -> Flow[list[WorkingMemory]]:
+        """Every stored version of the working memory of `scope`, oldest first, read a page at a time."""
+        return pages(self._transport.page_size, self._path("working-memory", "versions"), Page[WorkingMemory],
+                     {"scope": validate.scope(scope)}, None, 0)
+
+    def _revert_working_memory(self, version: int, scope: str = BANK_SCOPE,
+                               note: str | None = None) -> Flow[WorkingMemory]:
+        """Restore version `version` (0: the template) of the working memory of `scope`, as a new version."""
+        sent = body(RevertBody, version=version, scope=scope, note=note)
+        return call(Request("POST", self._path("working-memory", "revert"), body=sent), WorkingMemory)
+
+    def _set_working_memory_format(self, template: str | None = None,
+                                   schema: type[BaseModel] | Mapping[str, Any] | None = None,
+                                   ) -> Flow[WorkingMemoryFormat]:
+        """Make the bank's working memory markdown from `template`, or JSON that `schema` (a pydantic model class or
+        a JSON schema) checks, as `Bank.set_working_memory_format`."""
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            schema = schema.model_json_schema()
+        sent = body(FormatBody, template=template, json_schema=dict(schema) if isinstance(schema, Mapping) else schema)
+        return call(Request("PUT", self._path("working-memory", "format"), body=sent), WorkingMemoryFormat)
+
+    def _working_memory_format(self) -> Flow[WorkingMemoryFormat]:
+        return call(Request("GET", self._path("working-memory", "format")), WorkingMemoryFormat)
+
+    def _observe(self, thread_id: str | None = None) -> Flow[ObserveReport]:
+        """Write what people said in the units not yet observed into the observation log (of the bank, or of the
+        thread), as `Bank.observe`."""
+        return call(Request("POST", self._path("observe"), body=body(ObserveBody, thread_id=thread_id)),
+                    ObserveReport)
+
+    def _observation_log(self, thread_id: str | None = None) -> Flow[list[LogEntry]]:
+        """The observation log of the bank (or of a thread), in its order, read a page at a time."""
+        params: dict[str, Param] = {} if thread_id is None else {"thread_id": validate.thread_id(thread_id)}
+        return pages(self._transport.page_size, self._path("observations"), Page[LogEntry], params, None, 0)
+
+    def _context(self, query: str | None = None, thread_id: str | None = None, budget: int | None = None,
+                 query_time: datetime | str | None = None, observe: bool = True) -> Flow[ContextBlock]:
+        """The context for one turn, as `Bank.context`: profile, working memory, the observation log (observed first
+        unless `observe` is False, which a read-only key needs) and the memories recalled for `query`."""
+        sent = body(ContextBody, query=query, thread_id=thread_id, budget=budget, query_time=iso(query_time),
+                    observe=observe)
+        return call(Request("POST", self._path("context"), body=sent), ContextBlock)
 
     # -- retain and forget -------------------------------------------------------------------
     def _retain(self, content: Content, timestamp: TimeArg | None, context: str | None, document_id: str | None,
@@ -223,3 +305,14 @@ class RemoteBank:
     entities, aentities = blocking(_entities), awaiting(_entities)
     links, alinks = blocking(_links), awaiting(_links)
     stats, astats = blocking(_stats), awaiting(_stats)
+    working_memory, aworking_memory = blocking(_working_memory), awaiting(_working_memory)
+    update_working_memory, aupdate_working_memory = blocking(_update_working_memory), awaiting(_update_working_memory)
+    working_memory_versions = blocking(_working_memory_versions)
+    aworking_memory_versions = awaiting(_working_memory_versions)
+    revert_working_memory, arevert_working_memory = blocking(_revert_working_memory), awaiting(_revert_working_memory)
+    set_working_memory_format = blocking(_set_working_memory_format)
+    aset_working_memory_format = awaiting(_set_working_memory_format)
+    working_memory_format, aworking_memory_format = blocking(_working_memory_format), awaiting(_working_memory_format)
+    observe, aobserve = blocking(_observe), awaiting(_observe)
+    observation_log, aobservation_log = blocking(_observation_log), awaiting(_observation_log)
+    context, acontext = blocking(_context), awaiting(_context)

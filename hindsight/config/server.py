@@ -8,9 +8,11 @@ from pydantic import Field, model_validator
 
 from hindsight.config.services import Section
 
-ToolName = Literal["retain", "recall", "reflect", "forget", "list_banks", "bank_stats"]
-ALL_TOOLS: tuple[ToolName, ...] = ("retain", "recall", "reflect", "forget", "list_banks", "bank_stats")
-READ_TOOLS: tuple[ToolName, ...] = ("recall", "list_banks", "bank_stats")
+ToolName = Literal["retain", "recall", "reflect", "forget", "context", "working_memory", "update_working_memory",
+                   "list_banks", "bank_stats"]
+ALL_TOOLS: tuple[ToolName, ...] = ("retain", "recall", "reflect", "forget", "context", "working_memory",
+                                   "update_working_memory", "list_banks", "bank_stats")
+READ_TOOLS: tuple[ToolName, ...] = ("recall", "working_memory", "list_banks", "bank_stats")
 
 # The one key HINDSIGHT_API_KEY adds: every bank, read and write.
 ENV_API_KEY = "HINDSIGHT_API_KEY"
@@ -37,7 +39,7 @@ class McpConfig(Section):
     """The MCP tools: which exist, and whether they are bound to one bank."""
 
     tools: list[ToolName] = Field(default_factory=lambda: list(ALL_TOOLS))
-    # Only recall, list_banks and bank_stats, whatever `tools` says.
+    # Only the reading tools (READ_TOOLS), whatever `tools` says.
     read_only: bool = False
     # Every tool works on this bank and takes no bank id.
     bank: str | None = None

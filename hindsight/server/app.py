@@ -17,7 +17,7 @@ from hindsight import __version__
 from hindsight.config import HindsightConfig
 from hindsight.engine import Hindsight
 from hindsight.errors import NotAuthenticatedError
-from hindsight.server import errors, routes, routes_inspect, routes_transfer
+from hindsight.server import errors, routes, routes_context, routes_inspect, routes_transfer
 from hindsight.server.auth import Keys
 from hindsight.server.mcp import build_mcp
 from hindsight.server.operations import Runner
@@ -110,6 +110,7 @@ def create_app(path: str | os.PathLike[str], config: HindsightConfig | None = No
     app.include_router(routes.router)
     app.include_router(routes_inspect.router)
     app.include_router(routes_transfer.router)
+    app.include_router(routes_context.router)
     app.add_middleware(McpKey, keys=keys)
     app.add_middleware(BodyLimit, max_bytes=config.server.max_body_bytes)
     return app

@@ -25,6 +25,7 @@ STATUS: list[tuple[type[e.HindsightError], int]] = [
     (e.DocumentNotFoundError, 404),
     (e.EntityNotFoundError, 404),
     (e.OperationNotFoundError, 404),
+    (e.VersionNotFoundError, 404),
     (e.InvalidInputError, 400),
     (e.BankExistsError, 409),
     (e.EmbedderMismatchError, 409),

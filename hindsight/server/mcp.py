@@ -1,5 +1,6 @@
-"""The MCP server over one engine: retain, recall, reflect, forget, list_banks and bank_stats as tools a model
-calls; config chooses which exist and may bind them to one bank, and every call is checked against the caller's key."""
+"""The MCP server over one engine: retain, recall, reflect, forget, the context block, working memory, list_banks and
+bank_stats as tools a model calls; config chooses which exist and may bind them to one bank, and every call is checked
+against the caller's key."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from hindsight.bank import Bank
 from hindsight.config.server import McpConfig, ToolName
 from hindsight.engine import Hindsight
 from hindsight.errors import HindsightError, InvalidInputError
-from hindsight.models import Message, Network
+from hindsight.models import BANK_SCOPE, Message, Network
 from hindsight.recall.request import DEFAULT_BUDGET
 from hindsight.server import mcp_text
 from hindsight.server.auth import LOCAL, Caller
@@ -35,7 +36,9 @@ Tool = Callable[..., Awaitable[str]]
 INSTRUCTIONS = (
     "Long-term memory. Before answering about the user, past conversations or earlier decisions, call recall; "
     "after learning something worth keeping (facts about people, plans, preferences, what was decided or done), "
-    "call retain with it and when it happened. Memories are dated: recall shows when each was said."
+    "call retain with it and when it happened. Memories are dated: recall shows when each was said. Where context "
+    "is offered, call it at the start of each turn for the block to answer from; keep what must always be known "
+    "about the user in the working memory (update_working_memory)."
 )
 
 BankId = Annotated[str, Field(description="The memory bank: one per user, agent or project (list_banks names them)")]
@@ -61,6 +64,16 @@ AnswerBudget = Annotated[int | None, Field(ge=1, description="Tokens of memory t
 UnitId = Annotated[str | None, Field(description="One memory's id, as recall shows it")]
 EntityName = Annotated[str | None, Field(description="Every memory that mentions this name")]
 DocumentName = Annotated[str | None, Field(description="Every memory of this document id")]
+TurnQuery = Annotated[str | None, Field(description="This turn's message or question: the memories relevant to it "
+                                                   "are added. Default: none")]
+ThreadId = Annotated[str | None, Field(description="The conversation thread: its own working memory follows the "
+                                                   "bank's. Default: none")]
+ContextBudget = Annotated[int | None, Field(ge=1, description="The most tokens of context; default: the server's "
+                                                             "config")]
+Scope = Annotated[str, Field(description='Whose working memory: "bank" (what every thread shares) or a thread id')]
+WorkingText = Annotated[str, Field(description="The whole new working memory, replacing the current one: markdown, "
+                                               "or JSON text when the bank has a schema")]
+Note = Annotated[str | None, Field(description="Why it changed, kept with the version")]
 
 
 @contextmanager
@@ -150,6 +163,28 @@ class _Tools:
         return await self._on_bank(ctx, bank_id, "write", lambda bank: mcp_text.forget_text(
             bank.id, bank.forget(unit_id, entity=entity, document=document)))
 
+    async def context(self, ctx: Context, bank_id: BankId, query: TurnQuery = None, thread_id: ThreadId = None,
+                      budget: ContextBudget = None) -> str:
+        """The context for this turn, to put in the system prompt: the bank's profile and working memory, a dated
+        log of what the user said, and the memories relevant to `query`, within `budget` tokens. Call it at the
+        start of each turn. It first logs what the user said since the last call."""
+        return await self._on_bank(ctx, bank_id, "write", lambda bank: mcp_text.context_text(
+            bank.id, bank.context(query, thread_id=thread_id, budget=budget)))
+
+    async def working_memory(self, ctx: Context, bank_id: BankId, scope: Scope = BANK_SCOPE) -> str:
+        """Read the working memory: what must always be known about the user (name, preferences, goals, the task
+        at hand), kept by you with update_working_memory. Its version number lets you see what changed."""
+        return await self._on_bank(ctx, bank_id, "read", lambda bank: mcp_text.working_memory_text(
+            bank.working_memory(scope)))
+
+    async def update_working_memory(self, ctx: Context, bank_id: BankId, content: WorkingText,
+                                    scope: Scope = BANK_SCOPE, note: Note = None) -> str:
+        """Replace the working memory with `content`, as a new version (earlier versions are kept and can be
+        restored). Read it first and write it back whole, changed: it is not appended to. When the bank has a
+        schema, content that does not match it is refused and nothing changes."""
+        return await self._on_bank(ctx, bank_id, "write", lambda bank: mcp_text.working_memory_text(
+            bank.update_working_memory(content, scope=scope, note=note)))
+
     async def list_banks(self, ctx: Context) -> str:
         """List the memory banks this connection may use."""
         def listing(caller: Caller) -> str:
@@ -184,12 +219,16 @@ def _hints(read_only: bool = False, destructive: bool = False, idempotent: bool 
                            open_world_hint=False)
 
 
-# Each tool's title and hints; reflect is not idempotent (each call may change opinions), forget is destructive.
+# Each tool's title and hints; reflect (each call may change opinions) and update_working_memory (each call is a
+# version) are not idempotent, forget is destructive.
 TOOLS: dict[ToolName, tuple[str, ToolAnnotations]] = {
     "retain": ("Remember", _hints()),
     "recall": ("Search memory", _hints(read_only=True)),
     "reflect": ("Think over memory", _hints(idempotent=False)),
     "forget": ("Forget memories", _hints(destructive=True)),
+    "context": ("Context for this turn", _hints()),
+    "working_memory": ("Read working memory", _hints(read_only=True)),
+    "update_working_memory": ("Update working memory", _hints(idempotent=False)),
     "list_banks": ("List memory banks", _hints(read_only=True)),
     "bank_stats": ("Memory bank counts", _hints(read_only=True)),
 }

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from hindsight.forget import ForgetResult
-from hindsight.models import BankStats, MemoryUnit, RetainResult
+from hindsight.memory_context.block import ContextBlock
+from hindsight.models import BankStats, MemoryUnit, RetainResult, WorkingMemory
 from hindsight.recall.types import RecallResult
 from hindsight.reflect.types import ReflectResult
 
@@ -116,3 +117,19 @@ def banks_text(bank_ids: list[str]) -> str:
     if not bank_ids:
         return "No memory banks yet: retain into a bank id creates it."
     return f"{_plural(len(bank_ids), 'memory bank')}: {', '.join(bank_ids)}."
+
+
+def context_text(bank_id: str, block: ContextBlock) -> str:
+    """The block as it goes into a system prompt; a sentence when the bank has nothing for it yet."""
+    return block.text or f'Bank "{bank_id}" has no context yet: no profile, working memory or memory for this turn.'
+
+
+def working_memory_text(memory: WorkingMemory) -> str:
+    """A line naming the scope and version (when and why it changed), then the content as stored."""
+    if memory.created_at is None:
+        head = f'Working memory of scope "{memory.scope}": version 0, the bank\'s template (never updated).'
+    else:
+        why = f"; {memory.note}" if memory.note else ""
+        head = (f'Working memory of scope "{memory.scope}": version {memory.version}, of '
+                f"{memory.created_at.date().isoformat()}{why}.")
+    return f"{head}\n\n{memory.content}" if memory.content.strip() else f"{head} It is empty."

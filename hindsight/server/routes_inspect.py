@@ -23,6 +23,11 @@ def _page(items: list[T], offset: int, limit: int, more: bool) -> Page[T]:
     return Page[T](items=items, offset=offset, limit=limit, next_offset=offset + limit if more else None)
 
 
+def sliced(found: list[T], offset: int, limit: int) -> Page[T]:
+    """The page of a list read whole."""
+    return _page(found[offset:offset + limit], offset, limit, len(found) > offset + limit)
+
+
 @router.get("/units")
 async def units(bank_id: str, server: Server, who: Who, network: Network | None = None, limit: Limit = 100,
                 offset: Offset = 0) -> Page[MemoryUnit]:
@@ -44,7 +49,7 @@ async def entities(bank_id: str, server: Server, who: Who, limit: Limit = 100, o
     bank = await server.bank(who, bank_id, write=False)
     found = await server.runner.run(bank.entities)
     found.sort(key=lambda e: (-e.mention_count, e.id))
-    return _page(found[offset:offset + limit], offset, limit, len(found) > offset + limit)
+    return sliced(found, offset, limit)
 
 
 @router.get("/links/{unit_id}")
@@ -53,7 +58,7 @@ async def links(bank_id: str, unit_id: str, server: Server, who: Who, limit: Lim
     """A unit's links (temporal, semantic, entity, causal), a page at a time."""
     bank = await server.bank(who, bank_id, write=False)
     found = await server.runner.run(lambda: bank.links(unit_id))
-    return _page(found[offset:offset + limit], offset, limit, len(found) > offset + limit)
+    return sliced(found, offset, limit)
 
 
 @router.get("/stats")

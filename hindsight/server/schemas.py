@@ -7,7 +7,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from hindsight.models import BankProfile, BankStats, Message, Network, RetainResult
+from hindsight.models import BANK_SCOPE, BankProfile, BankStats, Message, Network, RetainResult
 from hindsight.recall.request import DEFAULT_BUDGET
 from hindsight.reflect.types import PendingReport
 
@@ -145,6 +145,43 @@ class ForgetBody(Body):
         if (self.entity is None) == (self.document is None):
             raise ValueError("give exactly one of entity and document")
         return self
+
+
+class WorkingMemoryBody(Body):
+    """A new version of a scope's working memory: markdown, or under the bank's schema JSON (text or an object)."""
+
+    content: str | dict[str, Any]
+    scope: str = BANK_SCOPE
+    note: str | None = None
+
+
+class RevertBody(Body):
+    """Restore a version of a scope's working memory (0: the template), as a new version."""
+
+    version: int = Field(ge=0)
+    scope: str = BANK_SCOPE
+    note: str | None = None
+
+
+class FormatBody(Body):
+    """The bank's working memory format: markdown from `template`, or JSON checked by `json_schema`; give one."""
+
+    template: str | None = None
+    json_schema: dict[str, Any] | None = None
+
+
+class ObserveBody(Body):
+    thread_id: str | None = None
+
+
+class ContextBody(Body):
+    """The context block of one turn; `observe: false` reads the log as it is (a read, not a write)."""
+
+    query: str | None = None
+    thread_id: str | None = None
+    budget: int | None = Field(None, ge=0)  # as Bank.context: 0 is a block of nothing
+    query_time: str | None = None
+    observe: bool = True
 
 
 class Page(BaseModel, Generic[T]):
