@@ -16,16 +16,21 @@ condensed the log), then `Bank.context(query=<the next message>, thread_id="chat
 Per source, over the turns that have a previous block:
 - prefix kept: the share of turns whose block starts with the previous block's text up to its recalled section,
   over all turns and between condensings (the turns where the log was not condensed: the target, >= 95%);
-- the breaks by cause: the log condensed, working memory (or the profile) changed, a day line's relative age
-  changed ("2024-06-09 (3 weeks ago)": the prefix would be kept with the ages left out), the log cut to the budget
-  (it no longer fits whole, so which entries show changes), or other; and the share kept were the age breaks gone;
+- the breaks by cause, the first that explains each: working memory (or the profile) changed, a day line's
+  relative age changed ("2024-06-09 (3 weeks ago)": the prefix would be kept with the ages left out), the log
+  condensed, the log cut to the budget (it no longer fits whole, so which entries show changes), or other; and the
+  share kept were the age breaks gone;
 - the mean prefix tokens reused (cl100k_base), beside the mean block and stable-part tokens;
 - the block's tokens against the history's (every message retained so far, "author: text"), by history size, and
   the share of turns past 20k history tokens whose block is at most 10% of it;
+- the same prefix figure over the turns that come within an hour of the previous block (the datasets date whole
+  sessions, so these are a session's later turns): a provider's prompt cache lives no longer unused, so only these
+  blocks can be served from it;
 - the condensings (conversation, turn, history tokens, log entries before and after);
 - offline-observer coverage: of each question's evidence turns (LoCoMo's evidence dia_ids, LongMemEval's user-side
   has_answer turns), the share whose unit is a source of an entry of the final log, and of any entry the log held
-  during the replay (what condensing dropped is the difference).
+  after a turn's observe (what later condensings dropped is the difference; an entry condensed away by the observe
+  that appended it is in neither).
 
 With --json the results are written after each conversation, and a rerun with the same file resumes after the last
 finished one (the settings must match).
@@ -74,6 +79,7 @@ SOURCES = {
 THREAD = "chat"
 CAUSES = ("working_memory", "relative_age", "condensed", "log_cut", "other")
 STABLE_SECTIONS = ("profile", "working_memory", "thread_working_memory")
+CACHE_MINUTES = 60  # the longest a provider keeps a prompt cache unused (1 hour): a later block starts cold anyway
 PAST_HISTORY, BLOCK_SHARE = 20_000, 0.10  # the target: past 20k history tokens, the block within 10% of them
 HISTORY_BUCKETS = (0, 5_000, 10_000, 20_000, 40_000, 80_000)
 _SEPARATOR = "\n\n"  # between a block's sections (memory_context/block.py)
@@ -110,6 +116,7 @@ class TurnRecord(BaseModel):
     prefix_tokens: int  # of the characters stable_prefix counts
     kept: bool | None
     cause: str | None = None
+    idle_minutes: float | None = None  # since the previous block's query time
     condensed: bool = False
     log_entries: int
     log_shown: int
@@ -124,6 +131,8 @@ class Coverage(BaseModel):
 
 
 class ConversationResult(BaseModel):
+    """One replayed conversation: a record per block, and the coverage of each question's evidence."""
+
     source: str
     id: str
     seconds: float
@@ -220,9 +229,12 @@ def replay(bank: Bank, conversation: Conversation, budget: int, counter: TokenCo
             turn=n, history_tokens=history, block_tokens=block.tokens,
             stable_tokens=counter.count(stable_text(block)),
             prefix_tokens=counter.count(block.text[: block.stable_prefix]), kept=kept, cause=cause,
+            idle_minutes=None if previous is None else (following.when - turn.when).total_seconds() / 60,
             condensed=condensed, log_entries=len(log), log_shown=shown_entries(block)))
         previous, previous_entries = block, len(log)
+    bank.observe(scope)  # the last turn, which no block followed
     logged = {s for e in bank.observation_log(scope) for s in e.sources}
+    ever_logged |= logged
     turn_units: dict[str, set[str]] = {}
     for unit in bank.units():
         for turn_id in unit.source.turn_ids:
@@ -261,6 +273,7 @@ def summary(results: list[ConversationResult]) -> dict[str, Any]:
     followed = [t for r in results for t in r.turns if t.kept is not None]
     between = [t for t in followed if not t.condensed]
     condensing = [t for t in followed if t.condensed]
+    cached = [t for t in followed if t.idle_minutes is not None and t.idle_minutes < CACHE_MINUTES]
     causes = Counter(t.cause for t in followed if not t.kept)
     kept_between = sum(bool(t.kept) for t in between)
     past = [t for r in results for t in r.turns if t.history_tokens > PAST_HISTORY]
@@ -286,7 +299,10 @@ def summary(results: list[ConversationResult]) -> dict[str, Any]:
             _share(sum(bool(t.kept) for t in followed), len(followed) - causes["condensed"]),
         "breaks_by_cause": {c: causes[c] for c in CAUSES},
         "prefix_kept_share_between_condensings_without_age_breaks":
-            _share(kept_between + causes["relative_age"], len(between)),
+            _share(kept_between + sum(t.cause == "relative_age" for t in between), len(between)),
+        f"turns_within_{CACHE_MINUTES}_minutes": len(cached),
+        f"prefix_kept_share_within_{CACHE_MINUTES}_minutes": _share(sum(bool(t.kept) for t in cached), len(cached)),
+        f"relative_age_breaks_within_{CACHE_MINUTES}_minutes": sum(t.cause == "relative_age" for t in cached),
         "mean_prefix_tokens_reused": _mean([t.prefix_tokens for t in followed]),
         "mean_stable_tokens": _mean([t.stable_tokens for t in followed]),
         "mean_block_tokens": _mean([t.block_tokens for t in followed]),
@@ -354,6 +370,8 @@ def main() -> None:
             hs.delete_bank(bank_id)
             if args.json:
                 _write(args.json, header, results)
+    if args.json:  # again: a rerun with nothing left to replay writes the summary of this code
+        _write(args.json, header, results)
     print(json.dumps(summary(results), indent=1))
 
 

@@ -32,14 +32,15 @@ SAID = ["I love chickpeas.", "thanks!", "I started a new job as a nurse at Mercy
 
 
 def chat(days_apart: int = 0) -> Conversation:
-    """One exchange per line of SAID, `days_apart` days after the one before; evidence: the small talk and the job."""
+    """One exchange per line of SAID, `days_apart` days after the one before; evidence: the small talk, the job and
+    the last turn (no block follows it)."""
     messages = []
     for n, said in enumerate(SAID):
         messages += [Message(role="user", content=said, id=f"u{n}"),
                      Message(role="assistant", content=f"Noted ({n}).", id=f"a{n}")]
     turns = [t for n, pair in enumerate(zip(messages[::2], messages[1::2], strict=True))
              for t in turns_of(list(pair), DAY + timedelta(days=n * days_apart))]
-    return Conversation("test", "chat", turns, {"q": ["u1", "u2"]})
+    return Conversation("test", "chat", turns, {"q": ["u1", "u2", "u5"]})
 
 
 def run(tmp_path: Path, minilm: Embedder, conversation: Conversation, **context: int) -> ConversationResult:
@@ -71,11 +72,12 @@ def test_a_replay_on_one_day_keeps_the_prefix_on_every_turn(tmp_path: Path, mini
     # The prefix reused holds the previous block's stable part, and a character or so more: the separator.
     assert all(t.prefix_tokens >= result.turns[n].stable_tokens for n, t in enumerate(result.turns[1:]))
     assert result.turns[-1].log_entries == result.turns[-1].log_shown >= 3
-    assert result.coverage == {"q": Coverage(evidence=2, in_log=1, ever_in_log=1)}  # "thanks!" is not logged
+    assert result.coverage == {"q": Coverage(evidence=3, in_log=2, ever_in_log=2)}  # "thanks!" is not logged
     figures = summary([result])
     assert figures["prefix_kept_share"] == figures["prefix_kept_share_between_condensings"] == 1.0
     assert figures["breaks_by_cause"] == dict.fromkeys(figures["breaks_by_cause"], 0)
     assert figures["mean_prefix_tokens_reused"] > 0 and figures["condensings"]["turns"] == 0
+    assert figures["turns_within_60_minutes"] == 4 and figures["prefix_kept_share_within_60_minutes"] == 1.0
 
 
 def test_days_passing_break_the_prefix_by_the_relative_age(tmp_path: Path, minilm: Embedder) -> None:
@@ -85,6 +87,8 @@ def test_days_passing_break_the_prefix_by_the_relative_age(tmp_path: Path, minil
     figures = summary([result])
     assert figures["prefix_kept_share_between_condensings"] < 1.0
     assert figures["prefix_kept_share_between_condensings_without_age_breaks"] == 1.0
+    assert [t.idle_minutes for t in result.turns] == [None] + [3 * 24 * 60.0] * 4
+    assert figures["turns_within_60_minutes"] == 0  # a provider's cache would not have kept the previous block
 
 
 def test_a_forced_condensing_counts_as_a_break_by_that_cause(tmp_path: Path, minilm: Embedder) -> None:
