@@ -59,6 +59,8 @@ def test_the_python_blocks_run_as_written(tmp_path: Path) -> None:
     boston = next(i for i, line in enumerate(lines) if "I live in Boston" in line and line.startswith("["))
     assert denver < boston  # the current fact first; the older one is marked superseded
     assert lines[boston + 2].split("] ", 1)[1] != "None"
+    turns = [line.split(" ", 2) for line in lines if line.endswith("]") and "'working_memory'" in line]
+    assert len(turns) == 2 and turns[0][1] == "0" and int(turns[1][1]) > 0  # the agent loop's block keeps its start
 
 
 def test_the_served_quick_start_runs_as_written(tmp_path: Path) -> None:
