@@ -49,6 +49,10 @@ def sentences(text: str, min_words: int) -> list[str]:
     return out
 
 
+def _pairs(tokens: list[str]) -> list[str]:
+    return [f"{a} {b}" for a, b in pairwise(tokens)]
+
+
 def _shingles(joined: str) -> set[str]:
     tokens = joined.split()
     return {" " + " ".join(tokens[i : i + SHINGLE]) + " " for i in range(len(tokens) - SHINGLE + 1)}
@@ -63,28 +67,40 @@ class ForgottenText:
     # Each forgotten sentence under its first two words (its one word): a text is compared with those it starts.
     _sentences: dict[str, list[str]] = field(default_factory=dict)
     _shingles: set[str] = field(default_factory=set)
-    _joined: str = ""  # every text, a line each, so one search looks in all of them
+    # The forgotten texts by each pair of words they hold, and every word: a run of words is looked for only in
+    # the texts that hold its first pair (a forget by entity has thousands of texts).
+    _pairs: dict[str, set[int]] = field(default_factory=dict)
+    _words: set[str] = field(default_factory=set)
 
     def add(self, texts: Iterable[str]) -> None:
         for text in texts:
             joined = words(text)
+            tokens = joined.split()
+            for pair in _pairs(tokens):
+                self._pairs.setdefault(pair, set()).add(len(self.texts))
+            self._words.update(tokens)
             self.texts.append(joined)
             for sentence in sentences(text, 1):
                 self._sentences.setdefault(" ".join(sentence.split()[:2]), []).append(sentence)
             self._shingles |= _shingles(joined)
-        self._joined = "\n".join(self.texts)
+
+    def _in_a_text(self, run: str) -> bool:
+        """`run` (words, as `words` gives them) is in one of the forgotten texts."""
+        tokens = run.split()
+        if len(tokens) < 2:
+            return bool(tokens) and tokens[0] in self._words
+        return any(run in self.texts[i] for i in self._pairs.get(f"{tokens[0]} {tokens[1]}", ()))
 
     def add_names(self, names: Iterable[str]) -> None:
         self.names += [j for j in map(words, names) if j.strip()]
 
     def _sentence_shared(self, text: str, min_words: int) -> bool:
         """A sentence of `text` is in a forgotten text, or a forgotten sentence is in `text`."""
-        # A line break between texts keeps a match inside one: every sentence starts and ends with a space.
-        if any(s in self._joined for s in sentences(text, min_words)):
+        if any(self._in_a_text(s) for s in sentences(text, min_words)):
             return True
         joined = words(text)
         tokens = joined.split()
-        starts = {*tokens, *(f"{a} {b}" for a, b in pairwise(tokens))}
+        starts = {*tokens, *_pairs(tokens)}
         return any(s in joined for start in starts for s in self._sentences.get(start, ()) if _count(s) >= min_words)
 
     def names_in(self, text: str) -> bool:
@@ -102,7 +118,7 @@ class ForgottenText:
     def in_lead(self, lead: str) -> bool:
         """A lead quotes one turn: a copy when the quote is in a forgotten text or shares a sentence with one."""
         quote = words(_SPEAKER.sub("", lead.strip()).removeprefix(_LEAD_ELLIPSIS))
-        return ((quote.strip() != "" and any(quote in t for t in self.texts)) or self._sentence_shared(lead, 1)
+        return ((quote.strip() != "" and self._in_a_text(quote)) or self._sentence_shared(lead, 1)
                 or self.names_in(lead))
 
     def in_sibling(self, text: str) -> bool:

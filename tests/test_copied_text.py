@@ -64,3 +64,11 @@ def test_a_quote_is_a_sentence_of_three_words_or_a_run_of_six() -> None:
     assert not gone.in_quote("Elm Street")
     assert gone.in_sibling("the old") and not gone.in_sibling("mill")  # a sibling shares two words
     assert gone.in_lead("Maya: my pharmacy is on Elm Street...")
+
+
+def test_a_lead_quoting_any_of_many_forgotten_texts_is_a_copy() -> None:
+    gone = ForgottenText()
+    gone.add([f"Maya: note number {i} about the garden" for i in range(50)] + ["Bob: the shed roof leaks"])
+    assert gone.in_lead("Bob: ...the shed roof leaks") and gone.in_lead("Maya: note number 49")
+    assert gone.in_lead("leaks")  # one word of a forgotten text, quoted alone
+    assert not gone.in_lead("Ava: the roof of the shed") and not gone.in_lead("number 50 about")
