@@ -14,10 +14,12 @@ time), then the block is built for the next turn: the log observed (`Bank.observ
 condensed the log), then `Bank.context(query=<the next message>, thread_id="chat", query_time=<its time>)`.
 
 Per source, over the turns that have a previous block:
-- prefix kept: the share of turns whose block starts with the previous block's text up to its recalled section,
-  over all turns and between condensings (the turns where the log was not condensed: the target, >= 95%);
+- prefix kept: the share of turns whose block starts with the previous block's stable text (up to its volatile
+  sections: "now", the query time's day and the log days' ages, and the recalled memories), over all turns and
+  between condensings (the turns where the log was not condensed: the target, >= 95%);
 - the breaks by cause, the first that explains each: working memory (or the profile) changed, a day line's
-  relative age changed ("2024-06-09 (3 weeks ago)": the prefix would be kept with the ages left out), the log
+  relative age changed ("2024-06-09 (3 weeks ago)", as the log showed before its ages moved to "now": the prefix
+  would be kept with the ages left out), the log
   condensed, the log cut to the budget (it no longer fits whole, so which entries show changes), or other; and the
   share kept were the age breaks gone;
 - the mean prefix tokens reused (cl100k_base), beside the mean block and stable-part tokens;
@@ -64,7 +66,7 @@ from eval.hindsight_system import system_config
 from eval.locomo import questions as locomo_questions
 from eval.longmemeval_data import load_longmemeval
 from hindsight import Bank, Hindsight, Message
-from hindsight.memory_context.block import ContextBlock
+from hindsight.memory_context.block import VOLATILE_SECTIONS, ContextBlock
 from hindsight.models import is_assistant_role
 from hindsight.recall.format import TokenCounter
 
@@ -106,13 +108,13 @@ class Conversation:
 
 
 class TurnRecord(BaseModel):
-    """The block built after one turn. `kept` (None for the first block): it starts with the previous block's text
-    up to its recalled section; `cause` says why not."""
+    """The block built after one turn. `kept` (None for the first block): it starts with the previous block's
+    stable text; `cause` says why not."""
 
     turn: int
     history_tokens: int
     block_tokens: int
-    stable_tokens: int  # before the recalled section
+    stable_tokens: int  # before the volatile sections
     prefix_tokens: int  # of the characters stable_prefix counts
     kept: bool | None
     cause: str | None = None
@@ -168,8 +170,8 @@ def load_conversations(source: str, paths: list[Path]) -> Iterator[Conversation]
 
 
 def stable_text(block: ContextBlock) -> str:
-    """The block's text up to its recalled section."""
-    return _SEPARATOR.join(s.text for s in block.sections if s.name != "recalled")
+    """The block's text up to its volatile sections."""
+    return _SEPARATOR.join(s.text for s in block.sections if s.name not in VOLATILE_SECTIONS)
 
 
 def _section(block: ContextBlock, name: str) -> str:

@@ -20,7 +20,7 @@ from hindsight.graph_view import bank_graph
 from hindsight.integrity import IntegrityReport, check_bank
 from hindsight.lifecycle import CallGate
 from hindsight.llm.usage import bank_scope
-from hindsight.memory_context.block import BlockHistory, BlockParts, ContextBlock, build
+from hindsight.memory_context.block import BlockHistory, BlockParts, ContextBlock, build, log_room
 from hindsight.memory_context.log import ObservationLog, ObserveReport
 from hindsight.memory_context.working import WorkingContent, WorkingMemories
 from hindsight.models import (
@@ -182,11 +182,29 @@ class Bank:
     def observe(self, thread_id: str | None = None) -> ObserveReport:
         """Write what people said in the units not yet observed into the observation log (of the bank, or with
         `thread_id` of that thread's documents: the document `thread_id` and those whose id starts "thread_id:"),
-        offline; then condense the log if it passed `context.condense_tokens`. Runs only when called (and inside
-        `context`)."""
+        offline; then condense the log if it passed `context.condense_tokens` or would not fit whole in a block of
+        `context.budget`. Runs only when called (and inside `context`, for the block's budget)."""
         scope = BANK_SCOPE if thread_id is None else validate.thread_id(thread_id)
+        return self._observe(scope, None if thread_id is None else scope)
+
+    def _observe(self, scope: str, thread: str | None) -> ObserveReport:
+        """Observe into the scope's log, condensed to fit whole in the block of `thread` at `context.budget` (a
+        call with a smaller budget shows it cut by priority: condensing for it would lose what others show)."""
+        services = self._services
         with self._context_write():
-            return self._log().observe(scope, datetime.now(timezone.utc))
+            parts = self._parts(scope, thread)
+            room = log_room(parts, services.config.context.budget, services.recall_pipeline.tokens)
+            return self._log().observe(scope, datetime.now(timezone.utc), room)
+
+    def _parts(self, scope: str, thread: str | None) -> BlockParts:
+        """What the block of `thread` is made of: the profile, the working memories and the scope's log."""
+        memories = self._memories()
+        return BlockParts(
+            profile=self.profile(),
+            memories=[("working_memory", memories.current(BANK_SCOPE)),
+                      *([("thread_working_memory", memories.current(thread))] if thread is not None else [])],
+            log=self._log().entries(scope),
+        )
 
     @_call
     def observation_log(self, thread_id: str | None = None) -> list[LogEntry]:
@@ -215,15 +233,8 @@ class Bank:
             validate.text(query, "query", services.config.limits.max_query_chars)
         scope = thread if thread is not None and config.observations == "thread" else BANK_SCOPE
         if observe:
-            with self._context_write():
-                self._log().observe(scope, datetime.now(timezone.utc))
-        memories = self._memories()
-        parts = BlockParts(
-            profile=self.profile(),
-            memories=[("working_memory", memories.current(BANK_SCOPE)),
-                      *([("thread_working_memory", memories.current(thread))] if thread is not None else [])],
-            log=self._log().entries(scope),
-        )
+            self._observe(scope, thread)
+        parts = self._parts(scope, thread)
         pipeline = services.recall_pipeline
 
         def recall(room: int) -> list[RecallHit]:

@@ -125,12 +125,15 @@ class Document(BaseModel):
 
 
 class Source(BaseModel):
-    """Where a unit came from: the document and the turns or character span."""
+    """Where a unit came from: the document and the turns or character span, and who the unit's text names as the
+    agent (`agent_names`: the speaker, else the role, of its turns with an assistant role, such as "Ava"; empty for
+    units retained before it was recorded, whose replies are told by their role alone)."""
 
     document_id: str
     turn_ids: list[str] = Field(default_factory=list)
     char_start: int | None = None
     char_end: int | None = None
+    agent_names: list[str] = Field(default_factory=list)
 
 
 class EntityMention(BaseModel):

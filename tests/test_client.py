@@ -238,7 +238,7 @@ def test_the_async_twins(url: str, client: HindsightClient) -> None:
             assert (await bank.arevert_working_memory(0)).content == (await bank.aworking_memory_format()).template
             assert (await bank.aobserve()).appended and await bank.aobservation_log()
             block = await bank.acontext("Who plays the cello?", query_time=QUERY_TIME)
-            assert block.text.startswith("## Profile") and "cello" in block.sections[-1].text
+            assert block.text.startswith("## Profile") and "cello" in block.text
             assert (await bank.aworking_memory()).version == 2
             assert (await bank.aforget(document="erin")).unit_ids
             with pytest.raises(errors.LLMNotConfiguredError):

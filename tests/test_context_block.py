@@ -42,8 +42,9 @@ def hs(hs_on_store: Hindsight) -> Hindsight:
     return hs_on_store
 
 
-def before_recalled(text: str) -> str:
-    return text.split("## Recalled")[0]
+def stable(text: str) -> str:
+    """The block's text before its volatile sections."""
+    return text.split("## Now")[0]
 
 
 def test_the_block_goes_from_the_most_stable_to_this_turns_memories(hs: Hindsight) -> None:
@@ -52,16 +53,19 @@ def test_the_block_goes_from_the_most_stable_to_this_turns_memories(hs: Hindsigh
     bank.update_working_memory("planning dinner", scope="t-2")
     block = bank.context("What should I cook tonight?", thread_id="t-2", budget=2000, query_time=T0)
     assert [s.name for s in block.sections] == ["profile", "working_memory", "thread_working_memory",
-                                                "observations", "recalled"]
+                                                "observations", "now", "recalled"]
     assert block.text == "\n\n".join(s.text for s in block.sections)
     counter = TokenCounter()
     assert block.tokens == counter.count(block.text) <= 2000
     assert all(s.tokens == counter.count(s.text) for s in block.sections)
     log = block.sections[3].text
-    assert "2024-06-09 (3 weeks ago)\n- [high] Maya: I moved to Denver last week" in log
-    assert "2024-06-20 (10 days ago)\n- [high] Maya: I've gone vegan" in log
+    assert "\n2024-06-09\n- [high] Maya: I moved to Denver last week" in log
+    assert "\n2024-06-20\n- [high] Maya: I've gone vegan" in log
     assert log.index("Denver") < log.index("vegan")  # oldest first
-    recalled = block.sections[4].text
+    assert "ago" not in stable(block.text)  # the ages come after the stable part, in "now"
+    assert block.sections[4].text == ("## Now: Sunday, 2024-06-30\n- 2024-06-09: 3 weeks ago\n- 2024-06-20: 10 days "
+                                      "ago\n- 2024-06-21: 9 days ago")
+    recalled = block.sections[5].text
     assert block.recalled and all(f"({ago})" in recalled for ago in ["9 days ago"])  # the movie, dated
     assert "Thai food" not in recalled  # what the log shows is not recalled again
     assert block.stable_prefix == 0  # the thread's first block
@@ -96,15 +100,15 @@ def test_replayed_turns_keep_the_prefix_until_memory_or_the_log_changes(tmp_path
         bank = seeded(hs)
         blocks = [bank.context(q, thread_id="t-2", budget=1500, query_time=T0 + timedelta(minutes=5 * i))
                   for i, q in enumerate(QUERIES)]
-        prefix = before_recalled(blocks[0].text)
+        prefix = stable(blocks[0].text)
         assert "## Observations" in prefix
         for block in blocks[1:]:
-            assert before_recalled(block.text) == prefix  # byte-identical: nothing changed
+            assert stable(block.text) == prefix  # byte-identical: nothing changed
             assert block.stable_prefix >= len(prefix)
         # A new turn appends to the log: everything before the log's end stays.
         chat(bank, "I booked a trip to Lisbon for August.", "Fun!", "2024-06-30T17:00:00", "t-2:c")
         grown = bank.context(QUERIES[0], thread_id="t-2", budget=1500, query_time=T0 + timedelta(minutes=30))
-        assert grown.text.startswith(prefix.rstrip("\n")) and "Lisbon" in before_recalled(grown.text)
+        assert grown.text.startswith(prefix.rstrip("\n")) and "Lisbon" in stable(grown.text)
         assert grown.stable_prefix >= len(prefix.rstrip("\n"))
         # Updating working memory changes the beginning.
         bank.update_working_memory("# Maya\n- Lives in Denver\n- Vegan\n- Trip to Lisbon in August")
@@ -116,15 +120,28 @@ def test_replayed_turns_keep_the_prefix_until_memory_or_the_log_changes(tmp_path
             chat(bank, f"Just chatting about the weather, part {i}.", "Sure.", "2024-06-30T17:30:00", f"t-2:{i}")
         condensed = bank.context(QUERIES[0], thread_id="t-2", budget=1500, query_time=T0 + timedelta(minutes=45))
         log_start = steady.text.index("## Observations")
-        assert steady.stable_prefix >= len(before_recalled(steady.text)) - 2
-        assert log_start < condensed.stable_prefix < len(before_recalled(steady.text)) - 2
+        assert steady.stable_prefix >= len(stable(steady.text)) - 2
+        assert log_start < condensed.stable_prefix < len(stable(steady.text)) - 2
         assert "part 0" not in condensed.text.split("## Recalled")[0]  # low entries of old days went first
+
+
+def test_days_passing_keep_the_prefix_and_only_the_now_section_ages(hs: Hindsight) -> None:
+    bank = seeded(hs)
+    days = (0, 1, 10, 40)
+    blocks = [bank.context(QUERIES[0], budget=2000, query_time=T0 + timedelta(days=d)) for d in days]
+    prefix = stable(blocks[0].text)
+    assert "2024-06-09" in prefix and "ago" not in prefix
+    for block in blocks[1:]:
+        assert stable(block.text) == prefix and block.stable_prefix >= len(prefix)
+    ages = [next(s.text for s in b.sections if s.name == "now").splitlines()[1] for b in blocks]
+    assert ages == ["- 2024-06-09: 3 weeks ago", "- 2024-06-09: 3 weeks ago", "- 2024-06-09: 4 weeks ago",
+                    "- 2024-06-09: 2 months ago"]
 
 
 def test_no_query_no_recall_and_bad_arguments_are_typed(hs: Hindsight) -> None:
     bank = seeded(hs)
     block = bank.context(query_time=T0)
-    assert [s.name for s in block.sections] == ["working_memory", "observations"]
+    assert [s.name for s in block.sections] == ["working_memory", "observations", "now"]
     for kwargs in ({"thread_id": "bank"}, {"thread_id": ""}, {"budget": -1}, {"budget": 1.5},
                    {"query_time": "not a date"}, {"query": 7}, {"query": "x\ud800"}):
         with pytest.raises(InvalidInputError):

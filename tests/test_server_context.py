@@ -152,14 +152,15 @@ def test_observe_the_log_and_the_context_block(api: httpx.Client, reader: httpx.
 
     turn = {"query": "What gift should I buy?", "budget": 1500, "query_time": QUERY_TIME}
     block = api.post(f"{bank}/context", json=turn).json()
-    assert [s["name"] for s in block["sections"]] == ["working_memory", "observations", "recalled"]
+    assert [s["name"] for s in block["sections"]] == ["working_memory", "observations", "now", "recalled"]
     assert block["text"].startswith("## Working memory") and "- Lives in Denver" in block["text"]
-    assert "2024-06-09 (3 weeks ago)" in block["text"] and block["recalled"]
+    assert "\n2024-06-09\n" in block["text"] and "- 2024-06-09: 3 weeks ago" in block["text"] and block["recalled"]
     assert 0 < block["tokens"] <= 1500 and block["stable_prefix"] == 0
     again = api.post(f"{bank}/context", json=turn).json()
     assert again["text"] == block["text"] and again["stable_prefix"] == len(block["text"])
     bare = api.post(f"{bank}/context", json={"query_time": QUERY_TIME, "thread_id": "t-1"}).json()
-    assert [s["name"] for s in bare["sections"]] == ["working_memory", "observations"] and not bare["recalled"]
+    assert [s["name"] for s in bare["sections"]] == ["working_memory", "observations", "now"]
+    assert not bare["recalled"]
 
     for body in ({"budget": -1}, {"query": 3}, {"query": "x", "observe": "maybe"}, {"query": "x", "top_k": 3}):
         assert error(api.post(f"{bank}/context", json=body), 422) == "InvalidInputError", body

@@ -18,4 +18,5 @@ class ContextConfig(Section):
     # user). thread: each thread's block shows the log of its own documents only (a bank shared by unrelated
     # conversations).
     observations: Literal["bank", "thread"] = "bank"
-    condense_tokens: int = Field(1200, ge=1, description="a log longer than this is condensed (its prefix changes)")
+    condense_tokens: int = Field(1200, ge=1, description="a log longer than this is condensed, to half of it (its "
+                                                         "prefix changes)")

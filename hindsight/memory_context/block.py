@@ -2,15 +2,18 @@
 that a provider's prompt cache keeps serving its beginning from turn to turn.
 
 1. the bank's profile and working memory (the bank's, then the thread's): they change only when updated;
-2. the observation log, oldest first: it only grows at its end, and its beginning changes only when it is condensed
-   (and when the query time's day changes the "3 weeks ago" of its day lines);
-3. the memories recalled for this turn: what the person said first, then what the agent inferred (opinions and
-   observations), marked as inferences; of a unit the log shows, only the agent's reply.
+2. the observation log, oldest first, its days absolute ("2024-06-09"): it only grows at its end, and its beginning
+   changes only when it is condensed (or loses a forgotten entry);
+3. the volatile part: first "now", the query time's day and how long ago each of the log's days was ("3 weeks
+   ago: 2024-06-09"), then the memories recalled for this turn, each dated "2024-06-09 (3 weeks ago)": what the
+   person said first, then what the agent inferred (opinions and observations), marked as inferences; of a unit
+   the log shows, only the agent's reply.
 
-Nothing volatile (the time now, scores, ids) comes before the recalled memories. The block holds `budget` tokens
-(cl100k_base) at most: working memory is taken first, the log gets what is left but a third (kept for the recalled
-memories when there is a query), its high entries before its medium and low ones when it does not fit whole, and
-the recalled memories fill the rest.
+Nothing volatile (the time now, ages, scores, ids) comes before the "now" section. The block holds `budget` tokens
+(cl100k_base) at most: working memory is taken first, the log and its "now" section get what is left but a third
+(kept for the recalled memories when there is a query), the log's high entries before its medium and low ones when
+it does not fit whole, and the recalled memories fill the rest. `log_room` tells the condenser that room, so that
+a condensed log fits it whole.
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from hindsight.memory_context.render import day_label, log_lines
+from hindsight.memory_context.render import day_label, log_text, now_text
 from hindsight.models import BankProfile, LogEntry, Network, Priority, WorkingMemory
-from hindsight.recall.excerpt import REPLY
+from hindsight.recall.excerpt import reply_start
 from hindsight.recall.format import TokenCounter, hit_header
 from hindsight.recall.types import RecallHit
 
@@ -33,11 +36,12 @@ _SEPARATOR = "\n\n"
 _RANK = {Priority.HIGH: 0, Priority.MEDIUM: 1, Priority.LOW: 2}
 _INFERRED = (Network.OPINION, Network.OBSERVATION)
 RECALL_SHARE = 3  # with a query, the log leaves at least 1/RECALL_SHARE of what working memory left for recall
+VOLATILE_SECTIONS = ("now", "recalled")  # the sections after the stable part, in their order
 
 
 class ContextSection(BaseModel):
     """One section of a block: its name ("profile", "working_memory", "thread_working_memory", "observations",
-    "recalled"), its text (heading included) and its tokens."""
+    "now", "recalled"), its text (heading included) and its tokens."""
 
     name: str
     text: str
@@ -73,26 +77,20 @@ Recall = Callable[[int], list[RecallHit]]
 def build(parts: BlockParts, recall: Recall | None, budget: int, query_time: datetime,
           counter: TokenCounter) -> ContextBlock:
     """The block of `parts` and the recalled memories, within `budget` tokens."""
-    sections: list[ContextSection] = []
-
-    def room() -> int:
-        used = sum(s.tokens for s in sections) + counter.count(_SEPARATOR) * len(sections)
-        return budget - used
-
-    stable = [("profile", "## Profile", _profile_lines(parts.profile))]
-    stable += [(name, _MEMORY_HEADINGS[name], m.content.strip().splitlines()) for name, m in parts.memories]
-    for name, heading, lines in stable:
-        if lines:
-            _add(sections, name, _fit_lines(heading, lines, room(), counter), counter)
-    log_room = room() - (room() // RECALL_SHARE if recall is not None else 0)
-    shown = _fit_log(parts.log, log_room, query_time, counter)
+    sections = _stable_sections(parts, budget, counter)
+    shown = _fit_log(parts.log, _log_room(sections, recall is not None, budget, counter), query_time, counter)
     if shown:
-        _add(sections, "observations", _log_text(shown, query_time), counter)
+        _add(sections, "observations", log_text(shown, query_time), counter)
+    if shown or recall is not None:
+        now = now_text(shown, query_time)
+        if counter.count(now) <= _room(sections, budget, counter):
+            _add(sections, "now", now, counter)
     recalled: list[str] = []
-    if recall is not None and room() > 0:
+    room = _room(sections, budget, counter)
+    if recall is not None and room > 0:
         logged = {s for e in shown for s in e.sources}
-        hits = sorted(recall(room()), key=lambda h: h.unit.network in _INFERRED)  # stable: the person's first
-        text, recalled = _fit_recalled(hits, logged, room(), query_time, counter)
+        hits = sorted(recall(room), key=lambda h: h.unit.network in _INFERRED)  # stable: the person's first
+        text, recalled = _fit_recalled(hits, logged, room, query_time, counter)
         _add(sections, "recalled", text, counter)
     text = _SEPARATOR.join(s.text for s in sections)
     while sections and counter.count(text) > budget:  # tokens merged across a separator: never seen, but a bound
@@ -102,8 +100,39 @@ def build(parts: BlockParts, recall: Recall | None, budget: int, query_time: dat
                         query_time=query_time, recalled=recalled)
 
 
+def log_room(parts: BlockParts, budget: int, counter: TokenCounter) -> int:
+    """The tokens a block of `parts` with a query leaves the log (`log_tokens`): what a condensed log must fit."""
+    return _log_room(_stable_sections(parts, budget, counter), True, budget, counter)
+
+
+def log_tokens(entries: list[LogEntry], query_time: datetime, counter: TokenCounter) -> int:
+    """The tokens a block spends on showing `entries`: the log's section and the "now" section with their ages."""
+    return counter.count(log_text(entries, query_time) + _SEPARATOR + now_text(entries, query_time))
+
+
+def _stable_sections(parts: BlockParts, budget: int, counter: TokenCounter) -> list[ContextSection]:
+    """The profile and working memory sections, each cut to what is left of the budget."""
+    sections: list[ContextSection] = []
+    stable = [("profile", "## Profile", _profile_lines(parts.profile))]
+    stable += [(name, _MEMORY_HEADINGS[name], m.content.strip().splitlines()) for name, m in parts.memories]
+    for name, heading, lines in stable:
+        if lines:
+            _add(sections, name, _fit_lines(heading, lines, _room(sections, budget, counter), counter), counter)
+    return sections
+
+
+def _room(sections: list[ContextSection], budget: int, counter: TokenCounter) -> int:
+    """What the budget leaves after the sections and a separator before the next one."""
+    return budget - sum(s.tokens for s in sections) - counter.count(_SEPARATOR) * len(sections)
+
+
+def _log_room(sections: list[ContextSection], recalls: bool, budget: int, counter: TokenCounter) -> int:
+    """The log's share of what the stable sections leave: all of it, or with a query, all but a third."""
+    left = _room(sections, budget, counter)
+    return left - (left // RECALL_SHARE if recalls else 0)
+
+
 _MEMORY_HEADINGS = {"working_memory": "## Working memory", "thread_working_memory": "## Working memory of this thread"}
-_LOG_HEADING = "## Observations (what was said, oldest first; [high] matters most)"
 _RECALL_HEADING = "## Recalled for this turn"
 
 
@@ -128,20 +157,16 @@ def _fit_lines(heading: str, lines: list[str], room: int, counter: TokenCounter)
     return None
 
 
-def _log_text(entries: list[LogEntry], query_time: datetime) -> str:
-    return "\n".join([_LOG_HEADING, *log_lines(entries, query_time)])
-
-
 def _fit_log(log: list[LogEntry], room: int, query_time: datetime, counter: TokenCounter) -> list[LogEntry]:
-    """The whole log if it fits; else its high entries, then medium, then low, newest first, as many as fit, shown
-    in the log's order."""
-    if not log or counter.count(_log_text(log, query_time)) <= room:
+    """The whole log if it fits `room` (`log_tokens`); else its high entries, then medium, then low, newest first,
+    as many as fit, shown in the log's order."""
+    if not log or log_tokens(log, query_time, counter) <= room:
         return log
     order = sorted(range(len(log)), key=lambda i: (_RANK[log[i].priority], -i))
     chosen: set[int] = set()
     for i in order:
         trial = [log[j] for j in sorted(chosen | {i})]
-        if counter.count(_log_text(trial, query_time)) <= room:
+        if log_tokens(trial, query_time, counter) <= room:
             chosen.add(i)
     return [log[j] for j in sorted(chosen)]
 
@@ -151,10 +176,10 @@ def _hit_line(hit: RecallHit, logged: set[str], query_time: datetime) -> str | N
     unit = hit.unit
     body = hit.context.removeprefix(hit_header(unit, query_time) + " ") if hit.context else unit.text
     if unit.id in logged:
-        reply = REPLY.search(body)
+        reply = reply_start(body, unit.source.agent_names)
         if reply is None:
             return None
-        body = body[reply.start():]
+        body = body[reply:]
     mark = ""
     if unit.network in _INFERRED:
         confidence = f", confidence {unit.confidence:.2f}" if unit.confidence is not None else ""

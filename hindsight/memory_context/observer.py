@@ -4,12 +4,13 @@ Each world unit holds a person's turn (and the agent's reply, which is left out:
 the turn, the sentences that state something are kept, each with its time expressions resolved to dates ("last
 week [2024-06-03 to 2024-06-09]"), and the entry takes the highest priority of its sentences:
 
-- high: a fact about the speaker's life, plans or health: a state claim (hindsight/claims: where they live and
-  work, diet, partner, ...), or a first-person sentence that names a time, a plan or commitment, a life event or
-  a health matter. What a reader must not lose.
+- high: what a reader must not lose about the speaker: a state claim (hindsight/claims: where they live and work,
+  diet, partner, ...), or a first-person sentence that states a plan with a date ("I fly to Lisbon on the 3rd"), a
+  change of state (moved, married, a new job, retired), a health matter (diagnosed, surgery, allergic) or a named
+  life event (a wedding, a funeral, a graduation).
 - medium: a preference ("I love Thai food", "can't stand horror films") or any other first-person statement: what
   makes an answer fit the person.
-- low: the rest (questions, talk about other things), which the condenser drops first.
+- low: the rest, and every question (a question asks; it states nothing to keep): the condenser drops these first.
 
 Turns that are only small talk ("thanks!", "ok", "hi there") are not logged. Opinions and observations are the
 agent's inferences and experience units its own actions: the log holds none of them.
@@ -23,7 +24,7 @@ from datetime import datetime
 
 from hindsight.claims.extract import claims_in
 from hindsight.models import LogEntry, MemoryUnit, Network, Priority
-from hindsight.recall.excerpt import REPLY
+from hindsight.recall.excerpt import reply_start
 from hindsight.temporal.expressions import find_time_expressions
 from hindsight.text import split_sentences
 
@@ -32,11 +33,15 @@ OBSERVED_NETWORKS = (Network.WORLD,)
 _RANK = {Priority.HIGH: 0, Priority.MEDIUM: 1, Priority.LOW: 2}
 _WHO = re.compile(r"^([^:\n]{1,64}): ")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|me|my|mine|myself|we|we're|we've|we'll|our|us)\b", re.I)
+# A plan counts only with a date; the others name a change of state, a health matter or a life event by themselves.
+_PLAN = re.compile(r"\b(?:plan(?:s|ned|ning)?|going to|gonna|about to|will|shall|scheduled|booked|appointment|"
+                   r"deadline|reservation|trip|flight)\b|'ll\b", re.I)
 _LIFE = re.compile(
-    r"\b(?:plan(?:ning|ned)?|going to|gonna|will|about to|have to|need to|scheduled|appointment|deadline|interview|"
-    r"wedding|married|engaged|divorced|pregnant|baby|born|birthday|funeral|graduat\w*|promot\w*|hired|fired|quit|"
-    r"retir\w*|moving|moved|bought|sold|adopted|started|finished|joined|booked|trip|flight|exam|surgery|diagnosed|"
-    r"allerg\w*|sick|injur\w*|hospital|doctor|medication|diet)\b", re.I)
+    r"\b(?:moved|moving (?:to|in|out|house)|relocat\w*|married|engaged|divorced|separated|broke up|pregnant|"
+    r"gave birth|was born|graduated|promoted|got (?:hired|fired)|laid off|quit my job|retired|adopted|new job|"
+    r"new (?:house|home|apartment)|bought a (?:house|home|car|flat|apartment)|passed away|died|"
+    r"diagnos\w*|surgery|allerg\w*|hospital\w*|injur\w*|medication|chemo\w*|therapy|illness|disease|"
+    r"wedding|funeral|graduation|anniversary|baby shower|job interview|retirement)\b", re.I)
 _PREFERENCE = re.compile(
     r"\b(?:like|likes|love|loves|hate|hates|prefer|prefers|enjoy|enjoys|favou?rite|can't stand|cannot stand|"
     r"fan of|into|obsessed with|not a fan)\b", re.I)
@@ -55,22 +60,23 @@ def observe_units(units: Sequence[MemoryUnit], scope: str, now: datetime) -> lis
 
 def sentence_priority(sentence: str, said_at: datetime) -> Priority:
     """The priority of one sentence of a person's turn, by the rules of this module's docstring."""
-    first = _FIRST_PERSON.search(sentence) is not None
+    if sentence.rstrip().endswith("?"):
+        return Priority.LOW
     if any(not c.topic for c in claims_in(sentence)):
         return Priority.HIGH
-    if first and (_LIFE.search(sentence) or find_time_expressions(sentence, said_at)):
+    first = _FIRST_PERSON.search(sentence) is not None
+    if first and (_LIFE.search(sentence) or (_PLAN.search(sentence) and find_time_expressions(sentence, said_at))):
         return Priority.HIGH
-    if sentence.endswith("?"):
-        return Priority.LOW
     return Priority.MEDIUM if first or _PREFERENCE.search(sentence) else Priority.LOW
 
 
 def _person_turn(unit: MemoryUnit) -> tuple[str, str]:
-    """Who spoke the unit's first turn, and what they said (without the agent's reply)."""
-    reply = REPLY.search(unit.text)
-    if reply is not None and reply.start() == 0:
+    """Who spoke the unit's first turn, and what they said (without the agent's reply, told by the unit's source
+    roles, not by a name)."""
+    reply = reply_start(unit.text, unit.source.agent_names)
+    if reply == 0:
         return "", ""  # the agent's reply alone
-    said = unit.text if reply is None else unit.text[: reply.start()]
+    said = unit.text if reply is None else unit.text[:reply]
     who = _WHO.match(said)
     return (who.group(1), said[who.end():].strip()) if who else ("", said.strip())
 

@@ -9,6 +9,7 @@ about. The hit keeps its whole text (`RecallHit.text`); only the packed text is 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hindsight.models import ASSISTANT_ROLES
@@ -18,6 +19,17 @@ from hindsight.text import split_sentences
 # Where a unit's reply starts: a line "assistant: ..." (nlp_extractor._line writes "who: text"; a reply is always
 # the window's last turn).
 REPLY = re.compile(r"^(?:" + "|".join(sorted(ASSISTANT_ROLES)) + r"): ", re.IGNORECASE | re.MULTILINE)
+
+
+def reply_start(text: str, agent_names: Sequence[str] = ()) -> int | None:
+    """Where the agent's reply starts in a unit's text (or an excerpt of it): the first line written under an
+    assistant role, or under one of `agent_names` (Source.agent_names: a named assistant, "Ava: ..."); None when
+    the text has no reply."""
+    starts = [m.start() for m in [REPLY.search(text)] if m is not None]
+    if agent_names:
+        named = re.compile("^(?:" + "|".join(re.escape(n) for n in agent_names) + "): ", re.MULTILINE)
+        starts += [m.start() for m in [named.search(text)] if m is not None]
+    return min(starts, default=None)
 _WORD = re.compile(r"[a-z0-9]+")
 # Words that say nothing about what a question asks for.
 _STOP = frozenset(re.findall(r"\w+", (

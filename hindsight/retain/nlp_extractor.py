@@ -161,6 +161,7 @@ class NLPExtractor(Extractor):
                 turn_ids=list(dict.fromkeys(t.turn_id for t in window)),
                 char_start=first.char_start if contiguous else None,
                 char_end=last.char_end if contiguous else None,
+                agent_names=_agent_names(window),
             ),
             metadata={"time_source": time_source},
             lead=lead,
@@ -210,7 +211,7 @@ def _actions(
         mentioned_at=turn.timestamp,
         entities=_entities(window, named),
         source=Source(document_id=document.document_id, turn_ids=[turn.turn_id], char_start=turn.char_start,
-                      char_end=turn.char_end),
+                      char_end=turn.char_end, agent_names=_agent_names([turn])),
         metadata={"time_source": time_source},
     )
 
@@ -275,6 +276,11 @@ def _line(turn: Turn) -> str:
 def _who(turn: Turn) -> str | None:
     """Who said a turn: its speaker, else its role (chat messages often carry only "user" / "assistant")."""
     return turn.speaker or turn.role
+
+
+def _agent_names(turns: list[Turn]) -> list[str]:
+    """Who the unit's lines name as the agent: the speaker, else the role, of each turn with an assistant role."""
+    return list(dict.fromkeys(who for t in turns if _is_assistant(t) and (who := _who(t))))
 
 
 def _asks_next(turn: Turn, following: list[Turn]) -> bool:

@@ -481,6 +481,16 @@ class Integrity(ABC):
         """The files of the bank hold nothing its forgets and delete removed."""
 
 
+@dataclass(frozen=True)
+class Unobserved:
+    """What a scope has not observed: the units, and the scope's mark before (`since`) and after reading them
+    (`through`): the label of the bank's newest unit of the networks read, every unit up to it now shown."""
+
+    units: list[MemoryUnit]
+    since: int
+    through: int
+
+
 class ContextStore(ABC):
     """What the context an agent sends is made of besides units: each scope's versioned working memory, and the
     append-only observation log with the units each scope has observed. A scope is "bank" or a thread id."""
@@ -508,14 +518,17 @@ class ContextStore(ABC):
         """The scope's log, in its order."""
     @abstractmethod
     def unobserved_units(self, bank_id: str, scope: str, document_prefix: str | None,
-                         networks: Sequence[Network]) -> list[MemoryUnit]:
+                         networks: Sequence[Network]) -> Unobserved:
         """The units of `networks` the scope has not observed yet, in retain order; with `document_prefix`, only
-        those of the document of that id and of the documents whose id starts with it and a colon."""
+        those of the document of that id and of the documents whose id starts with it and a colon. It reads only
+        the units retained since the scope's mark and those a forget asks to observe again, so its cost follows
+        what is new, not the bank's size."""
     @abstractmethod
-    def append_observations(self, bank_id: str, scope: str, entries: list[LogEntry], observed: list[str]) -> int:
-        """Append the entries to the scope's log and mark `observed` (every unit read, written or not) as observed,
-        in one transaction; a unit another writer marked meanwhile is left out with its entries. Returns how many
-        entries were appended."""
+    def append_observations(self, bank_id: str, scope: str, entries: list[LogEntry], observed: list[str],
+                            through: int) -> int:
+        """Append the entries to the scope's log, mark `observed` (every unit read, written or not) as observed and
+        move the scope's mark to `through` (Unobserved.through), in one transaction; a unit another writer marked
+        meanwhile is left out with its entries. Returns how many entries were appended."""
     @abstractmethod
     def replace_observation_log(self, bank_id: str, scope: str, before: list[int], entries: list[LogEntry]) -> bool:
         """Replace the scope's log by `entries` (a condensed log), if its entries are still those of the seqs

@@ -119,8 +119,18 @@ CREATE INDEX observed_units_unit ON observed_units(bank_id, unit_id);
 CREATE INDEX observed_units_entry ON observed_units(entry);
 """
 
+# Observing reads only what is new (store/sql_context.py unobserved_units): each scope's mark on the unit labels,
+# the units a forget asks to observe again, and the units of a bank's network in label order.
+_V4 = """
+CREATE TABLE observe_marks(
+    bank_id TEXT NOT NULL, scope TEXT NOT NULL, label BIGINT NOT NULL, PRIMARY KEY(bank_id, scope));
+CREATE TABLE observe_again(
+    bank_id TEXT NOT NULL, scope TEXT NOT NULL, unit_id TEXT NOT NULL, PRIMARY KEY(bank_id, scope, unit_id));
+CREATE INDEX units_bank_network_label ON units(bank_id, network, label);
+"""
+
 # Append only: a released migration is never edited, and its number is its place in this list.
-MIGRATIONS: list[str] = [_V1, _V2, _V3]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
 
 
 def migrate(conn: Connection[Any]) -> int:

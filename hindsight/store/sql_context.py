@@ -12,6 +12,7 @@ from typing import Any
 
 from hindsight.errors import BankNotFoundError
 from hindsight.models import LogEntry, MemoryUnit, Network, Priority, WorkingMemory, WorkingMemoryFormat
+from hindsight.store.base import Unobserved
 from hindsight.store.sql_util import Tx
 from hindsight.store.sql_util import chunks as _chunks
 from hindsight.store.sql_util import dt as _dt
@@ -21,7 +22,8 @@ from hindsight.store.sql_util import ts as _ts
 _MEMORY_COLUMNS = "scope, version, content, note, created_at, reverted_from"
 _LOG_COLUMNS = "seq, scope, priority, text, observed_at, said_at, refers_start, refers_end, sources"
 # Tables of the bank's rows, emptied by delete_bank.
-CONTEXT_TABLES = ("working_memory_formats", "working_memory", "observation_log", "observed_units")
+CONTEXT_TABLES = ("working_memory_formats", "working_memory", "observation_log", "observed_units", "observe_marks",
+                  "observe_again")
 
 
 class ContextQueries:
@@ -83,17 +85,40 @@ class ContextQueries:
         return [_entry(r) for r in rows]
 
     def unobserved_units(self, bank_id: str, scope: str, document_prefix: str | None,
-                         networks: Sequence[Network]) -> list[MemoryUnit]:
-        where = (f"bank_id=? AND network IN ({_marks(len(networks))}) AND NOT EXISTS (SELECT 1 FROM observed_units o "
-                 "WHERE o.bank_id=? AND o.scope=? AND o.unit_id=units.id)")
-        params: list[Any] = [bank_id, *(n.value for n in networks), bank_id, scope]
+                         networks: Sequence[Network]) -> Unobserved:
+        kinds = _marks(len(networks))
+        rows = self._query("SELECT label FROM observe_marks WHERE bank_id=? AND scope=?", (bank_id, scope))
+        since = int(rows[0][0]) if rows else 0
+        # Labels grow with every insert, and a bank's writes are serialized: every unit up to `through` is here.
+        top = self._query(f"SELECT max(label) FROM units WHERE bank_id=? AND network IN ({kinds}) AND label>?",
+                          (bank_id, *(n.value for n in networks), since))
+        through = int(top[0][0]) if top and top[0][0] is not None else since
+        where = (f"bank_id=? AND network IN ({kinds}) AND label>? AND label<=? AND NOT EXISTS (SELECT 1 FROM "
+                 "observed_units o WHERE o.bank_id=? AND o.scope=? AND o.unit_id=units.id)")
+        params: list[Any] = [bank_id, *(n.value for n in networks), since, through, bank_id, scope]
         if document_prefix is not None:
             # substr, not LIKE: a thread id may hold LIKE's wildcards.
             where += " AND (document_id=? OR substr(document_id, 1, ?)=?)"
             params += [document_prefix, len(document_prefix) + 1, document_prefix + ":"]
-        return self._units(where + " ORDER BY label", params)
+        again = self._observe_again(bank_id, scope, document_prefix, networks)
+        seen = {u.id for u in again}  # a store observed before marks were kept has them past its mark of 0
+        return Unobserved(again + [u for u in self._units(where + " ORDER BY label", params) if u.id not in seen],
+                          since, through)
 
-    def append_observations(self, bank_id: str, scope: str, entries: list[LogEntry], observed: list[str]) -> int:
+    def _observe_again(self, bank_id: str, scope: str, document_prefix: str | None,
+                       networks: Sequence[Network]) -> list[MemoryUnit]:
+        """The units below the scope's mark that a forget asks it to observe again, read by id (few, and the id
+        index is the only one that keeps this from reading the bank)."""
+        ids = [r[0] for r in self._query("SELECT unit_id FROM observe_again WHERE bank_id=? AND scope=?",
+                                         (bank_id, scope))]
+        units = [u for part in _chunks(ids) for u in self._units(f"id IN ({_marks(len(part))})", part)]
+        return sorted((u for u in units if u.network in networks
+                       and (document_prefix is None or u.source.document_id == document_prefix
+                            or u.source.document_id.startswith(document_prefix + ":"))),
+                      key=lambda u: (u.created_at, u.id))
+
+    def append_observations(self, bank_id: str, scope: str, entries: list[LogEntry], observed: list[str],
+                            through: int) -> int:
         with self._tx() as c:
             _bank_exists(c, bank_id)
             mine: set[str] = set()
@@ -103,6 +128,12 @@ class ContextQueries:
                                   "ON CONFLICT DO NOTHING", (bank_id, scope, uid))
                 if added.rowcount == 1:
                     mine.add(uid)
+            for part in _chunks(observed):
+                c.execute(f"DELETE FROM observe_again WHERE bank_id=? AND scope=? AND unit_id IN "
+                          f"({_marks(len(part))})", (bank_id, scope, *part))
+            c.execute("INSERT INTO observe_marks(bank_id, scope, label) VALUES(?,?,?) ON CONFLICT(bank_id, scope) "
+                      "DO UPDATE SET label=CASE WHEN excluded.label>observe_marks.label THEN excluded.label "
+                      "ELSE observe_marks.label END", (bank_id, scope, through))
             written = [e for e in entries if e.sources and set(e.sources) <= mine]
             self._insert_entries(c, bank_id, scope, written)
         return len(written)
@@ -141,9 +172,13 @@ class ContextQueries:
                 f"SELECT DISTINCT entry FROM observed_units WHERE bank_id=? AND unit_id IN ({marks}) "
                 "AND entry IS NOT NULL", (bank_id, *part))]
             for seqs in _chunks(entries):
+                # Below their scope's mark: they are read again only from observe_again.
+                c.execute(f"INSERT INTO observe_again(bank_id, scope, unit_id) SELECT bank_id, scope, unit_id "
+                          f"FROM observed_units WHERE entry IN ({_marks(len(seqs))}) ON CONFLICT DO NOTHING", seqs)
                 c.execute(f"DELETE FROM observation_log WHERE seq IN ({_marks(len(seqs))})", seqs)
                 c.execute(f"DELETE FROM observed_units WHERE entry IN ({_marks(len(seqs))})", seqs)
             c.execute(f"DELETE FROM observed_units WHERE bank_id=? AND unit_id IN ({marks})", (bank_id, *part))
+            c.execute(f"DELETE FROM observe_again WHERE bank_id=? AND unit_id IN ({marks})", (bank_id, *part))
 
 
 def _bank_exists(c: Tx, bank_id: str) -> None:

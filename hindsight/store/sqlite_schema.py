@@ -110,6 +110,11 @@ CREATE TABLE IF NOT EXISTS observed_units(
     PRIMARY KEY(bank_id, scope, unit_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS observed_units_unit ON observed_units(bank_id, unit_id);
 CREATE INDEX IF NOT EXISTS observed_units_entry ON observed_units(entry);
+CREATE TABLE IF NOT EXISTS observe_marks(
+    bank_id TEXT NOT NULL, scope TEXT NOT NULL, label INTEGER NOT NULL, PRIMARY KEY(bank_id, scope)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS observe_again(
+    bank_id TEXT NOT NULL, scope TEXT NOT NULL, unit_id TEXT NOT NULL,
+    PRIMARY KEY(bank_id, scope, unit_id)) WITHOUT ROWID;
 """
 
 # Columns added to existing tables after they shipped: (table, column, definition).
