@@ -30,7 +30,10 @@ _LEAD_ELLIPSIS = "..."
 
 def words(text: str) -> str:
     """`text` as lower-cased, accent-folded words, each with a space on both sides, for whole-word `in`."""
-    folded = "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
+    if text.isascii():  # nothing to fold but case (a forget by entity reads thousands of texts)
+        folded = text.lower()
+    else:
+        folded = "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
     return " " + " ".join(_WORD.findall(folded)) + " "
 
 
@@ -68,7 +71,7 @@ class ForgottenText:
     _sentences: dict[str, list[str]] = field(default_factory=dict)
     _shingles: set[str] = field(default_factory=set)
     # The forgotten texts by each pair of words they hold, and every word: a run of words is looked for only in
-    # the texts that hold its first pair (a forget by entity has thousands of texts).
+    # the texts that hold its rarest pair (a forget by entity has thousands of texts).
     _pairs: dict[str, set[int]] = field(default_factory=dict)
     _words: set[str] = field(default_factory=set)
 
@@ -89,7 +92,9 @@ class ForgottenText:
         tokens = run.split()
         if len(tokens) < 2:
             return bool(tokens) and tokens[0] in self._words
-        return any(run in self.texts[i] for i in self._pairs.get(f"{tokens[0]} {tokens[1]}", ()))
+        # The texts holding its rarest pair: every pair of the run is in a text that holds the run.
+        holding = min((self._pairs.get(pair, set()) for pair in _pairs(tokens)), key=len)
+        return any(run in self.texts[i] for i in holding)
 
     def add_names(self, names: Iterable[str]) -> None:
         self.names += [j for j in map(words, names) if j.strip()]
