@@ -192,18 +192,18 @@ class Bank:
         call with a smaller budget shows it cut by priority: condensing for it would lose what others show)."""
         services = self._services
         with self._context_write():
-            parts = self._parts(scope, thread)
-            room = log_room(parts, services.config.context.budget, services.recall_pipeline.tokens)
+            room = log_room(self._parts(thread), services.config.context.budget, services.recall_pipeline.tokens)
             return self._log().observe(scope, datetime.now(timezone.utc), room)
 
-    def _parts(self, scope: str, thread: str | None) -> BlockParts:
-        """What the block of `thread` is made of: the profile, the working memories and the scope's log."""
+    def _parts(self, thread: str | None, log: list[LogEntry] | None = None) -> BlockParts:
+        """What the block of `thread` is made of: the profile, the working memories and `log` (none: the room a
+        log gets depends on the rest alone)."""
         memories = self._memories()
         return BlockParts(
             profile=self.profile(),
             memories=[("working_memory", memories.current(BANK_SCOPE)),
                       *([("thread_working_memory", memories.current(thread))] if thread is not None else [])],
-            log=self._log().entries(scope),
+            log=log or [],
         )
 
     @_call
@@ -234,7 +234,7 @@ class Bank:
         scope = thread if thread is not None and config.observations == "thread" else BANK_SCOPE
         if observe:
             self._observe(scope, thread)
-        parts = self._parts(scope, thread)
+        parts = self._parts(thread, self._log().entries(scope))
         pipeline = services.recall_pipeline
 
         def recall(room: int) -> list[RecallHit]:

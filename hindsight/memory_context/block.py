@@ -26,14 +26,14 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
+from hindsight.memory_context.observer import PRIORITY_RANK
 from hindsight.memory_context.render import day_label, log_text, now_text
-from hindsight.models import BankProfile, LogEntry, Network, Priority, WorkingMemory
+from hindsight.models import BankProfile, LogEntry, Network, WorkingMemory
 from hindsight.recall.excerpt import reply_start
 from hindsight.recall.format import TokenCounter, hit_header
 from hindsight.recall.types import RecallHit
 
 _SEPARATOR = "\n\n"
-_RANK = {Priority.HIGH: 0, Priority.MEDIUM: 1, Priority.LOW: 2}
 _INFERRED = (Network.OPINION, Network.OBSERVATION)
 RECALL_SHARE = 3  # with a query, the log leaves at least 1/RECALL_SHARE of what working memory left for recall
 VOLATILE_SECTIONS = ("now", "recalled")  # the sections after the stable part, in their order
@@ -162,7 +162,7 @@ def _fit_log(log: list[LogEntry], room: int, query_time: datetime, counter: Toke
     as many as fit, shown in the log's order."""
     if not log or log_tokens(log, query_time, counter) <= room:
         return log
-    order = sorted(range(len(log)), key=lambda i: (_RANK[log[i].priority], -i))
+    order = sorted(range(len(log)), key=lambda i: (PRIORITY_RANK[log[i].priority], -i))
     chosen: set[int] = set()
     for i in order:
         trial = [log[j] for j in sorted(chosen | {i})]

@@ -30,7 +30,7 @@ from hindsight.text import split_sentences
 
 # The networks the observer reads: what people said.
 OBSERVED_NETWORKS = (Network.WORLD,)
-_RANK = {Priority.HIGH: 0, Priority.MEDIUM: 1, Priority.LOW: 2}
+PRIORITY_RANK = {Priority.HIGH: 0, Priority.MEDIUM: 1, Priority.LOW: 2}  # the order entries are kept in
 _WHO = re.compile(r"^([^:\n]{1,64}): ")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|me|my|mine|myself|we|we're|we've|we'll|our|us)\b", re.I)
 # A plan counts only with a date; the others name a change of state, a health matter or a life event by themselves.
@@ -87,7 +87,7 @@ def _entry(unit: MemoryUnit, scope: str, now: datetime) -> LogEntry | None:
     if not sentences:
         return None
     ranked = sorted(((sentence_priority(s, unit.mentioned_at), i, s) for i, s in enumerate(sentences)),
-                    key=lambda r: (_RANK[r[0]], r[1]))
+                    key=lambda r: (PRIORITY_RANK[r[0]], r[1]))
     kept = sorted(ranked[:_MAX_SENTENCES], key=lambda r: r[1])
     text = " ".join(_resolved(s, unit.mentioned_at) for _, _, s in kept)
     dated = unit.metadata.get("time_source") == "expression"

@@ -27,7 +27,7 @@ CONTEXT_TABLES = ("working_memory_formats", "working_memory", "observation_log",
 
 
 class ContextQueries:
-    """Mixed into SqlStore, whose backend supplies `_query`, `_tx` and how units are read (`_units`)."""
+    """Mixed into SqlStore, whose backend supplies `_query`, `_tx` and how units are read (`_units`, `get_units`)."""
 
     @abstractmethod
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
@@ -35,6 +35,8 @@ class ContextQueries:
     def _tx(self) -> AbstractContextManager[Tx]: ...
     @abstractmethod
     def _units(self, where: str, params: Sequence[Any]) -> list[MemoryUnit]: ...
+    @abstractmethod
+    def get_units(self, bank_id: str, unit_ids: list[str]) -> list[MemoryUnit]: ...
 
     # -- working memory --------------------------------------------------------------------------
     def working_memory_format(self, bank_id: str) -> WorkingMemoryFormat | None:
@@ -111,7 +113,7 @@ class ContextQueries:
         index is the only one that keeps this from reading the bank)."""
         ids = [r[0] for r in self._query("SELECT unit_id FROM observe_again WHERE bank_id=? AND scope=?",
                                          (bank_id, scope))]
-        units = [u for part in _chunks(ids) for u in self._units(f"id IN ({_marks(len(part))})", part)]
+        units = self.get_units(bank_id, ids)
         return sorted((u for u in units if u.network in networks
                        and (document_prefix is None or u.source.document_id == document_prefix
                             or u.source.document_id.startswith(document_prefix + ":"))),
