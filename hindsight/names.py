@@ -10,7 +10,9 @@ from typing import NamedTuple
 from hindsight import nicknames as lex
 from hindsight.nicknames import NICKNAMES
 
-__all__ = ["NameKey", "blocking_keys", "clean_mention", "initials", "name_key", "normalize_name"]
+__all__ = [
+    "NameKey", "blocking_keys", "clean_mention", "initials", "name_key", "normalize_name", "person_forms", "person_key",
+]
 
 _STOPWORDS = lex.DETERMINERS | lex.TITLES | lex.CORP_SUFFIXES | lex.PARTICLES
 
@@ -211,3 +213,22 @@ def blocking_keys(text: str) -> set[str]:
     not found.
     """
     return set(_blocking_keys(text))
+
+
+def _first_word(name: str) -> str:
+    tokens = normalize_name(clean_mention(name)).split()
+    return tokens[0] if tokens else ""
+
+
+def person_key(name: str) -> str:
+    """The formal form of a person name's first word ("Danny" and "Daniel Park" give "daniel"): one key for the
+    nicknames of one person ("" for a name with no word)."""
+    first = _first_word(name)
+    return min(NICKNAMES[first]) if first in NICKNAMES else first
+
+
+def person_forms(name: str) -> frozenset[str]:
+    """A person name's first word and every formal name it is a nickname of ("Allie": allie, alice, alexandra,
+    ...): two names may be one person when their forms meet."""
+    first = _first_word(name)
+    return frozenset({first, *NICKNAMES.get(first, ())}) - {""}

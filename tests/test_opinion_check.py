@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 import pytest
 
 from hindsight.models import MemoryUnit, Network, Source
+from hindsight.reflect.authority import own_word
 from hindsight.reflect.opinion_check import (
     check_opinions,
     cited_evidence,
@@ -237,3 +238,14 @@ def test_a_candidate_whose_citations_do_not_bear_on_it_is_rejected_as_unsupporte
     copied = OpinionOut(opinion="I think [a choice] was good for [someone].", sources=[1])
     kept, rejected = check_opinions([copied], QUERY, "I think so [1].", evidence, [])
     assert kept == [] and [r.reason for r in rejected] == [RejectReason.UNSUPPORTED]
+
+
+@pytest.mark.parametrize(("text", "own"), [
+    ("Danny: I actually love my job at the hospital.", True),  # Danny is Daniel, speaking of himself
+    ("Danny: Seattle is rainy.\nassistant: I think you would like Portland more.", False),  # no "I" of his own
+    ("Leah: Daniel told me he hates his job.", False),  # a report by someone else
+    ("Danny hates his job, says Leah.", False),  # no speaker
+])
+def test_own_word_is_the_person_speaking_of_themselves(text: str, own: bool) -> None:
+    fact = _unit(text, Network.WORLD)
+    assert (own_word(["Daniel Park", "Seattle"], [fact]) == [fact]) is own

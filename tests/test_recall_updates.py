@@ -112,3 +112,19 @@ def test_an_older_statement_retained_later_is_still_superseded(tmp_path: Path, m
         result = b.recall("Where does Maya live?", query_time=QT)
         assert result.hits[0].unit.text.startswith("Maya: I moved to Denver")
         assert result.hits[1].superseded_by == result.hits[0].unit.id
+
+
+def test_what_the_agent_says_about_the_person_supersedes_nothing(tmp_path: Path, minilm: Embedder) -> None:
+    # The person is the authority on their own life: only people's turns make claims, so the assistant's later
+    # "you live in Portland" neither supersedes "I live in Seattle" nor ranks as the current fact.
+    with Hindsight(tmp_path / "memdir", embedder=minilm) as hs:
+        b = hs.bank("danny")
+        b.retain([Message(speaker="Danny", role="user", content="I live in Seattle now, in Capitol Hill.")],
+                 timestamp="2024-10-01T10:00:00", document_id="s1")
+        b.retain([Message(speaker="Danny", role="user", content="Any tips for a rainy weekend?"),
+                  Message(speaker="Ava", role="assistant", content="Since you live in Portland, try Powell's.")],
+                 timestamp="2024-10-20T10:00:00", document_id="s2")
+        result = b.recall("Where does Danny live now?", query_time=QT)
+        assert rank(result, "Seattle") < rank(result, "Powell")
+        assert all(h.superseded_by is None for h in result.hits)
+        assert not [link for h in result.hits for link in b.links(h.unit.id) if link.type == LinkType.UPDATE]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight import Hindsight, HindsightConfig, InvalidInputError, ReservedDocumentIdError, RetainRequest
+from hindsight import Hindsight, HindsightConfig, InvalidInputError, Message, ReservedDocumentIdError, RetainRequest
 from hindsight.config import merged
 from hindsight.embed.base import Embedder
 from hindsight.errors import LLMError, LLMNotConfiguredError
@@ -172,6 +172,24 @@ def test_contradiction_revises_text_and_reindexes(engine: Hindsight, fake: FakeS
     hits = bank.recall("leaving for a better team", networks=["opinion"]).hits
     assert hits and hits[0].unit.id == opinion and hits[0].unit.text == revised
     assert [e.text for e in bank.opinion_history(opinion)] == [OPINION["opinion"], revised]
+
+
+@pytest.mark.parametrize(("speaker", "said", "confidence"), [
+    ("Alice", "Honestly I love my team at Google, I'm not leaving.", 0.0),  # her own word: the opinion falls
+    ("Allie", "Honestly I love my team at Google, I'm not leaving.", 0.0),  # a nickname of hers is her too
+    ("Bob", "Alice told me she can't stand her team at Google.", FORMED - 0.2),  # a report: one rule step
+])
+def test_a_person_contradicting_an_opinion_about_themselves_outranks_it(
+    engine: Hindsight, fake: FakeScriptedLLM, speaker: str, said: str, confidence: float
+) -> None:
+    bank = engine.bank("b")
+    opinion = _reflect_once(engine, fake)
+    bank.retain([Message(speaker=speaker, role="user", content=said)], timestamp="2024-07-01", document_id="d3")
+    fake.replies.append(json.dumps({"verdict": "contradict", "reason": "not so", "revised_opinion": None}))
+    [change] = bank.process_pending().reinforced
+    assert change.unit.id == opinion and change.unit.confidence == pytest.approx(confidence)
+    event = bank.opinion_history(opinion)[-1]
+    assert ("own word" in (event.reason or "")) == (confidence == 0.0)
 
 
 def test_a_contradiction_never_revises_an_opinion_into_a_claim_of_fact(

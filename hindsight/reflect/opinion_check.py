@@ -78,7 +78,7 @@ _NO_OPINION = re.compile(
     rf"|(?:do(?:n't| not)|cannot|can't|can not) (?:have|hold|form|give|offer) (?:an?|any) (?:strong |real )?{_STANCE})",
     re.IGNORECASE,
 )
-_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|i'm|i've|i'd|i'll)\b", re.IGNORECASE)
+FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|i'm|i've|i'd|i'll)\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?", re.IGNORECASE)
 # The opening of a sentence that gives the speaker's view: "I think", "Overall, I believe that", "I'd say", "I doubt".
 _STANCE_OPENING = re.compile(
@@ -153,7 +153,7 @@ def rejection(text: str, query: str, evidence_texts: Sequence[str]) -> RejectRea
         return RejectReason.EMPTY
     if len(words) >= _MIN_COPY_WORDS and any(_contains(_words(e), words) for e in evidence_texts):
         return RejectReason.COPIES_EVIDENCE
-    if not _FIRST_PERSON.search(plain):
+    if not FIRST_PERSON.search(plain):
         return RejectReason.NOT_FIRST_PERSON
     if not is_judgment(plain):
         return RejectReason.FACTUAL_CLAIM

@@ -3,7 +3,8 @@ they bear on.
 
 Candidates of a new fact are the opinions that share an entity with it or whose embedding is close to it
 (cosine > reinforce_cosine). Each candidate opinion is assessed once against all of its new facts; the verdict
-moves its confidence by the update rule, a contradiction may also revise its text (not into a claim of fact:
+moves its confidence by the update rule (a contradiction by the person the opinion is about, in their own words,
+drops it to 0: reflect/authority.py), a contradiction may also revise its text (not into a claim of fact:
 hindsight/reflect/judgment.py), and every change is recorded
 in the opinion's history with the facts as evidence, dated when the facts happened (the latest `mentioned_at`).
 
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from hindsight.errors import LLMError
 from hindsight.llm.base import StructuredOutputError
 from hindsight.models import LLMUsage, MemoryUnit, Network, OpinionEvent, Verdict
+from hindsight.reflect.authority import own_word
 from hindsight.reflect.judgment import is_judgment
 from hindsight.reflect.opinions import OpinionVectors, updated_confidence
 from hindsight.reflect.prompts import assess_messages
@@ -122,6 +124,11 @@ class Reinforcer(Stage):
             return None
         before = opinion.confidence if opinion.confidence is not None else 0.5
         confidence = updated_confidence(before, verdict, self.config.reinforce.alpha)
+        reason = reply.value.reason
+        own = own_word(opinion.entities, evidence) if verdict == Verdict.CONTRADICT else []
+        if own:  # the person it is about says otherwise (reflect/authority.py)
+            confidence = 0.0
+            reason = f"{reason} [contradicted by the person's own word: {', '.join(f.id for f in own)}]"
         revised = reply.value.revised_opinion if verdict == Verdict.CONTRADICT else None
         text = revised.strip() if revised and revised.strip() else opinion.text
         if text != opinion.text and not is_judgment(text):
@@ -129,7 +136,7 @@ class Reinforcer(Stage):
                      bank.bank_id, opinion.id)
             text = opinion.text
         event = OpinionEvent(unit_id=opinion.id, verdict=verdict, confidence=confidence, text=text,
-                             evidence=[f.id for f in evidence], reason=reply.value.reason,
+                             evidence=[f.id for f in evidence], reason=reason,
                              at=max(f.mentioned_at for f in evidence))
         if text != opinion.text:
             self.writer.write(bank, revisions=[Revision(opinion.id, text, confidence)], events=[event])

@@ -14,8 +14,7 @@ from hindsight.claims.kin import KIN, MAX_BINDINGS, NAME_LIKE, bound_names, name
 from hindsight.claims.supersede import TimedClaim, family, supersessions
 from hindsight.claims.topics import topics_in
 from hindsight.models import Document, ExtractedFact, Link, LinkType, Turn, is_assistant_role
-from hindsight.names import clean_mention, normalize_name
-from hindsight.nicknames import NICKNAMES
+from hindsight.names import clean_mention, normalize_name, person_key
 from hindsight.store.base import ClaimRecord, MemoryStore
 
 _EXISTING_PER_KEY = 32  # the latest claims per subject and attribute that a new claim is compared with
@@ -155,6 +154,4 @@ def _person(name: str, canonical: dict[str, str]) -> str:
     norm = normalize_name(clean_mention(name))
     resolved = canonical.get(name) or next(
         (c for mention, c in canonical.items() if normalize_name(clean_mention(mention)) == norm), name)
-    tokens = normalize_name(clean_mention(resolved)).split() or norm.split()
-    first = tokens[0] if tokens else ""
-    return f"person:{min(NICKNAMES[first]) if first in NICKNAMES else first}"
+    return f"person:{person_key(resolved) or person_key(name)}"
