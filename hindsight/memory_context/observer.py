@@ -70,7 +70,7 @@ def sentence_priority(sentence: str, said_at: datetime) -> Priority:
     return Priority.MEDIUM if first or _PREFERENCE.search(sentence) else Priority.LOW
 
 
-def _person_turn(unit: MemoryUnit) -> tuple[str, str]:
+def person_turn(unit: MemoryUnit) -> tuple[str, str]:
     """Who spoke the unit's first turn, and what they said (without the agent's reply, told by the unit's source
     roles, not by a name)."""
     reply = reply_start(unit.text, unit.source.agent_names)
@@ -82,7 +82,7 @@ def _person_turn(unit: MemoryUnit) -> tuple[str, str]:
 
 
 def _entry(unit: MemoryUnit, scope: str, now: datetime) -> LogEntry | None:
-    who, said = _person_turn(unit)
+    who, said = person_turn(unit)
     sentences = [s.strip() for s in split_sentences(said) if s.strip() and not _SMALL_TALK.match(s.strip())]
     if not sentences:
         return None
