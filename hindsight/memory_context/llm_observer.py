@@ -6,9 +6,9 @@ The model is shown the person's turns (never the agent's replies: the log is wha
 with its day, and cites the numbers. Each entry it writes is checked: its sources must be numbers it was shown
 (unknown ones are dropped and counted), it needs one at least, its priority must be high, medium or low, its said
 day must be the day of one of its sources (the entry takes that unit's time), and the days it refers to must parse.
-An entry that fails is rejected and counted. A batch whose LLM call fails (an error, or no valid reply after the
-re-asks) or whose every entry is rejected is written by the offline observer instead, with a warning: no unit is
-lost, and each is observed once.
+An entry that fails is rejected and counted; a reply with no entries says the batch holds nothing worth logging. A
+batch whose LLM call fails (an error, or no valid reply after the re-asks) or whose every entry is rejected is
+written by the offline observer instead, with a warning: no unit is lost, and each is observed once.
 """
 
 from __future__ import annotations
