@@ -19,9 +19,10 @@ from hindsight.forget import ForgetResult, forget
 from hindsight.graph_view import bank_graph
 from hindsight.integrity import IntegrityReport, check_bank
 from hindsight.lifecycle import CallGate
+from hindsight.llm.factory import llm_required
 from hindsight.llm.usage import bank_scope
 from hindsight.memory_context.block import BlockHistory, BlockParts, ContextBlock, build, log_room
-from hindsight.memory_context.log import ObservationLog, ObserveReport
+from hindsight.memory_context.log import LLMStages, ObservationLog, ObserveReport, llm_stages
 from hindsight.memory_context.working import WorkingContent, WorkingMemories
 from hindsight.models import (
     BANK_SCOPE,
@@ -173,17 +174,30 @@ class Bank:
         return self._memories().format()
 
     # -- the observation log -------------------------------------------------------------------
-    def _log(self) -> ObservationLog:
+    def _log(self, stages: LLMStages | None = None) -> ObservationLog:
         services = self._services
         return ObservationLog(services.store, self.id, services.recall_pipeline.tokens,
-                              services.config.context.condense_tokens)
+                              services.config.context.condense_tokens, stages)
+
+    def _llm_stages(self) -> LLMStages | None:
+        """The LLM's stages of the log when `context.observer: llm` asks for them (LLMNotConfiguredError without an
+        LLM: the rules do not replace an LLM observer behind the user's back)."""
+        services = self._services
+        if services.config.context.observer != "llm":
+            return None
+        if services.llm is None:
+            raise llm_required("context.observer: llm")
+        return llm_stages(services.llm, services.config.context, services.recall_pipeline.tokens, self._memories(),
+                          services.config.llm.max_retries)
 
     @_call
     def observe(self, thread_id: str | None = None) -> ObserveReport:
         """Write what people said in the units not yet observed into the observation log (of the bank, or with
         `thread_id` of that thread's documents: the document `thread_id` and those whose id starts "thread_id:"),
-        offline; then condense the log if it passed `context.condense_tokens` or would not fit whole in a block of
-        `context.budget`. Runs only when called (and inside `context`, for the block's budget)."""
+        offline, or with `context.observer: llm` by the LLM once they hold `context.observe_tokens`; then condense
+        the log if it passed `context.condense_tokens` or would not fit whole in a block of `context.budget`, and
+        with the LLM update the scope's working memory from the new high-priority entries. Runs only when called
+        (and inside `context`, for the block's budget)."""
         scope = BANK_SCOPE if thread_id is None else validate.thread_id(thread_id)
         return self._observe(scope, None if thread_id is None else scope)
 
@@ -191,9 +205,9 @@ class Bank:
         """Observe into the scope's log, condensed to fit whole in the block of `thread` at `context.budget` (a
         call with a smaller budget shows it cut by priority: condensing for it would lose what others show)."""
         services = self._services
-        with self._context_write():
+        with self._context_write(), bank_scope(self.id):
             room = log_room(self._parts(thread), services.config.context.budget, services.recall_pipeline.tokens)
-            return self._log().observe(scope, datetime.now(timezone.utc), room)
+            return self._log(self._llm_stages()).observe(scope, datetime.now(timezone.utc), room)
 
     def _parts(self, thread: str | None, log: list[LogEntry] | None = None) -> BlockParts:
         """What the block of `thread` is made of: the profile, the working memories and `log` (none: the room a

@@ -7,6 +7,7 @@ from typing import Protocol
 
 from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder
+from hindsight.llm.base import LLM
 from hindsight.recall.pipeline import RecallPipeline
 from hindsight.reflect.reasoner import Reasoner
 from hindsight.retain.pipeline import RetainPipeline
@@ -18,6 +19,7 @@ class BankServices(Protocol):
     """The engine's parts a `Bank` uses; the engine provides them, built on first use."""
 
     config: HindsightConfig
+    llm: LLM | None  # the engine's LLM, None without one
 
     @property
     def store(self) -> MemoryStore: ...

@@ -72,6 +72,26 @@ def qwen_small() -> Path:
     return install("qwen-0.5b").path
 
 
+_PROBE = """
+from llama_cpp import Llama
+llama = Llama(model_path={path!r}, n_threads=1, n_ctx=2048, verbose=False)
+llama.create_chat_completion(messages=[{{"role": "user", "content": "Say hello to Alice."}}], max_tokens=8)
+"""
+
+
+@pytest.fixture(scope="session")
+def qwen_decoding(qwen_small: Path) -> Path:
+    """The qwen-0.5b GGUF, once llama-cpp-python has decoded with it. A broken llama-cpp-python build crashes the
+    interpreter on its first decode; the probe runs in a child process, so that the tests that need the model skip
+    instead of killing the whole test session."""
+    pytest.importorskip("llama_cpp")
+    probe = subprocess.run([sys.executable, "-c", _PROBE.format(path=str(qwen_small))], capture_output=True,
+                           timeout=300, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"llama-cpp-python cannot decode here (exit code {probe.returncode})")
+    return qwen_small
+
+
 @pytest.fixture(scope="session")
 def llama_server(qwen_small: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`python -m llama_cpp.server` on the 0.5B model, one thread, a free loopback port; yields its base URL."""

@@ -55,7 +55,7 @@ def _layer(module: str) -> str:
     [
         ("store", {"retain", "recall", "reflect", "llm"}),
         ("recall", {"retain", "reflect"}),
-        ("memory_context", {"retain", "reflect", "llm"}),
+        ("memory_context", {"retain", "reflect"}),
         ("temporal", {"retain", "recall", "reflect", "store", "llm"}),
         ("config", {"retain", "recall", "reflect", "store", "llm", "embed"}),
     ],
@@ -74,6 +74,16 @@ def test_pipeline_stages_know_no_store_backend() -> None:
     stages = {"recall", "retain", "reflect", "memory_context"}
     broken = sorted(f"{m} imports {d}" for m, deps in GRAPH.items() if _layer(m) in stages
                     for d in deps if _layer(d) == "store" and d not in STORE_INTERFACES)
+    assert not broken, broken
+
+
+# What the context block's LLM stages may know of the LLM: its interface, never a backend or the factory.
+LLM_INTERFACES = {"hindsight.llm.base", "hindsight.llm.schema"}
+
+
+def test_the_context_block_knows_the_llm_by_its_interface_only() -> None:
+    broken = sorted(f"{m} imports {d}" for m, deps in GRAPH.items() if _layer(m) == "memory_context"
+                    for d in deps if _layer(d) == "llm" and d not in LLM_INTERFACES)
     assert not broken, broken
 
 

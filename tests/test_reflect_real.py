@@ -8,8 +8,6 @@ Kept small for 2 shared cores: short prompts, small max_tokens, one thread. The 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,22 +45,9 @@ def _engine(memdir: Path, minilm: Embedder, llm: LLM, **reflect: object) -> Hind
     return Hindsight(memdir, config, llm=llm, embedder=minilm)
 
 
-_PROBE = """
-from llama_cpp import Llama
-llama = Llama(model_path={path!r}, n_threads=1, n_ctx=2048, verbose=False)
-llama.create_chat_completion(messages=[{{"role": "user", "content": "Say hello to Alice."}}], max_tokens=8)
-"""
-
-
 @pytest.fixture(scope="module")
-def qwen(qwen_small: Path) -> LLM:
-    # A broken llama-cpp-python build crashes the interpreter on its first decode; probe in a child process so that
-    # it skips these tests instead of killing the whole test session.
-    probe = subprocess.run([sys.executable, "-c", _PROBE.format(path=str(qwen_small))], capture_output=True,
-                           timeout=300, check=False)
-    if probe.returncode != 0:
-        pytest.skip(f"llama-cpp-python cannot decode here (exit code {probe.returncode})")
-    return _local(qwen_small)
+def qwen(qwen_decoding: Path) -> LLM:
+    return _local(qwen_decoding)
 
 
 @pytest.fixture

@@ -1,13 +1,17 @@
-"""What a model is shown of a pydantic schema: only what it fills, no class names, docstrings or field titles."""
+"""What a model is shown of a pydantic schema (only what it fills, no class names, docstrings or field titles), and
+how its output is read (leniently)."""
 
 from __future__ import annotations
 
+import re
 from functools import cache
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, create_model, field_validator
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import DEFAULT_REF_TEMPLATE, GenerateJsonSchema, JsonSchemaMode
+
+from hindsight.text import clean_text
 
 
 def model_facing(schema: dict[str, Any]) -> dict[str, Any]:
@@ -41,6 +45,40 @@ class ModelFacing(BaseModel):
         **kwargs: Any,
     ) -> dict[str, Any]:
         return model_facing(super().model_json_schema(by_alias, ref_template, schema_generator, mode, **kwargs))
+
+
+def numbers(value: Any) -> Any:
+    """[1, 3], "1, 3", "[1][3]" and 1 all mean items 1 and 3 (or 1): how models cite numbered items."""
+    if value is None:
+        return []
+    if isinstance(value, (int, str)):
+        value = [value]
+    return [int(m) for v in value for m in re.findall(r"\d+", str(v))]
+
+
+def _text(value: Any) -> Any:
+    return "" if value is None else str(value)
+
+
+# Fields of LLM output read leniently: numbers cited in any of `numbers`' forms; text that may be null or a number.
+Numbers = Annotated[list[int], BeforeValidator(numbers)]
+Text = Annotated[str, BeforeValidator(_text)]
+
+
+class LenientOutput(ModelFacing):
+    """LLM output read leniently: unknown keys ignored, fields by name or alias, text cleaned."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        """Model output is untrusted: no control characters or lone surrogates, before length checks apply."""
+        if isinstance(value, str):
+            return clean_text(value)
+        if isinstance(value, list):
+            return [clean_text(v) if isinstance(v, str) else v for v in value]
+        return value
 
 
 M = TypeVar("M", bound=BaseModel)

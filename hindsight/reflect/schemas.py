@@ -7,14 +7,12 @@ llama.cpp grammar, as an OpenAI response format) holds only what it fills: no cl
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from pydantic import AliasChoices, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, Field, field_validator
 
-from hindsight.llm.schema import ModelFacing
+from hindsight.llm.schema import LenientOutput, numbers
 from hindsight.reflect.types import Assessment
-from hindsight.text import clean_text
 
 _ANSWER_ALIASES = {
     "agree": "agrees", "reinforce": "agrees", "reinforces": "agrees", "supports": "agrees", "support": "agrees",
@@ -33,15 +31,6 @@ MAX_OBSERVATION_SOURCES = 30
 MAX_OPINION_SOURCES = 10  # shown in the schema, like MAX_OPINION_ENTITIES
 
 
-def _numbers(value: Any) -> Any:
-    """[1, 3], "1, 3", "[1][3]" and 1 all mean memories 1 and 3 (or 1)."""
-    if value is None:
-        return []
-    if isinstance(value, (int, str)):
-        value = [value]
-    return [int(m) for v in value for m in re.findall(r"\d+", str(v))]
-
-
 def _names(value: Any) -> Any:
     if value is None:
         return []
@@ -50,21 +39,7 @@ def _names(value: Any) -> Any:
     return value
 
 
-class _Lenient(ModelFacing):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _storable(cls, value: Any) -> Any:
-        """Model output is untrusted: no control characters or lone surrogates, before length checks apply."""
-        if isinstance(value, str):
-            return clean_text(value)
-        if isinstance(value, list):
-            return [clean_text(v) if isinstance(v, str) else v for v in value]
-        return value
-
-
-class OpinionOut(_Lenient):
+class OpinionOut(LenientOutput):
     """One opinion: a first-person judgment, its reasoning and the numbers of the memories it rests on. No
     confidence: the engine derives it from the cited memories (hindsight/reflect/opinions.py)."""
 
@@ -82,7 +57,7 @@ class OpinionOut(_Lenient):
     @field_validator("sources", mode="before")
     @classmethod
     def _sources(cls, value: Any) -> Any:
-        return _numbers(value)
+        return numbers(value)
 
     @field_validator("entities", mode="before")
     @classmethod
@@ -95,11 +70,11 @@ class OpinionOut(_Lenient):
         return "" if value is None else value
 
 
-class OpinionsOut(_Lenient):
+class OpinionsOut(LenientOutput):
     opinions: list[OpinionOut] = Field(default_factory=list)
 
 
-class AssessmentOut(_Lenient):
+class AssessmentOut(LenientOutput):
     """How new facts bear on one opinion; facts that show it wrong may come with the opinion rewritten. The reason
     comes first, so that the model's answer follows from it."""
 
@@ -128,7 +103,7 @@ class AssessmentOut(_Lenient):
         return None if isinstance(value, str) and value.strip().lower() in {"", "null", "none", "n/a"} else value
 
 
-class ObservationOut(_Lenient):
+class ObservationOut(LenientOutput):
     text: str = Field(min_length=3, validation_alias=AliasChoices("text", "observation"))
     sources: list[int] = Field(default_factory=list, validation_alias=AliasChoices("sources", "facts", "source"),
                                json_schema_extra={"maxItems": MAX_OBSERVATION_SOURCES})
@@ -136,12 +111,12 @@ class ObservationOut(_Lenient):
     @field_validator("sources", mode="before")
     @classmethod
     def _sources(cls, value: Any) -> Any:
-        return _numbers(value)
+        return numbers(value)
 
 
-class ObservationsOut(_Lenient):
+class ObservationsOut(LenientOutput):
     observations: list[ObservationOut] = Field(min_length=1)
 
 
-class BackgroundOut(_Lenient):
+class BackgroundOut(LenientOutput):
     background: str = Field(min_length=1)
