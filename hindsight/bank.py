@@ -20,7 +20,7 @@ from hindsight.graph_view import bank_graph
 from hindsight.integrity import IntegrityReport, check_bank
 from hindsight.lifecycle import CallGate
 from hindsight.llm.usage import bank_scope
-from hindsight.memory_context.block import BlockHistory, BlockParts, ContextBlock, build, log_room
+from hindsight.memory_context.block import BlockParts, ContextBlock, build, log_room, stable_prefix
 from hindsight.memory_context.log import ObservationLog, ObserveReport
 from hindsight.memory_context.working import WorkingContent, WorkingMemories
 from hindsight.models import (
@@ -84,7 +84,6 @@ class Bank:
         self._lock = threading.RLock()
         # Working memory and the observation log: read-then-write, apart from retain's lock.
         self._context_lock = threading.Lock()
-        self._blocks = BlockHistory()
         self._indexes: BankSearch | None = None
         self._deleted = False
         self._gate = CallGate(lambda: BankNotFoundError(f"bank {bank_id!r} was deleted"))
@@ -241,7 +240,9 @@ class Bank:
             return pipeline.recall(self.indexes, query or "", budget=room, query_time=when).hits
 
         block = build(parts, recall if query is not None else None, budget, when, pipeline.tokens)
-        return block.model_copy(update={"stable_prefix": self._blocks.stable_prefix(thread, block.text)})
+        # Kept in the store, so that every process (and every engine) on the bank compares with the same block.
+        previous = services.store.swap_context_block(self.id, thread or BANK_SCOPE, block.text)
+        return block.model_copy(update={"stable_prefix": stable_prefix(previous, block.text)})
 
     # -- retain and forget -------------------------------------------------------------------
     @_call
@@ -279,10 +280,8 @@ class Bank:
         context that quoted it (`ForgetResult.copied_ids`, `rewritten_ids`)."""
         services = self._services
         with self._lock, services.store.writing(self.id):
-            result = forget(services.store, self.indexes, unit_id, entity, document,
-                            embed=lambda t: services.embedder.embed(t), queue=services.pending_items)
-        self._blocks.clear()
-        return result
+            return forget(services.store, self.indexes, unit_id, entity, document,
+                          embed=lambda t: services.embedder.embed(t), queue=services.pending_items)
 
     @_call
     def check(self) -> IntegrityReport:
