@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -143,6 +144,21 @@ def test_another_engine_on_the_bank_reports_the_same_prefix(tmp_path: Path, mini
         assert turn(hs, None).stable_prefix == 0  # each thread its own: the bank's block is new
         hs.bank("ctx").forget(document="t-2:b")  # the kept blocks may quote it: they go
         assert turn(hs).stable_prefix == 0
+
+
+def test_a_block_built_across_a_forget_is_not_kept(hs: Hindsight, monkeypatch: pytest.MonkeyPatch) -> None:
+    bank = seeded(hs)
+    bank.context(QUERIES[0], thread_id="t-2", budget=1500, query_time=T0)
+    pipeline, recall = hs.recall_pipeline, hs.recall_pipeline.recall
+
+    def forgetting(*args: Any, **kwargs: Any) -> Any:  # a forget commits while the block is built
+        bank.forget(document="t-2:b")
+        return recall(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "recall", forgetting)
+    across = bank.context(QUERIES[0], thread_id="t-2", budget=1500, query_time=T0)
+    assert across.stable_prefix == 0 and "a good movie" in across.text  # its log was read before the forget
+    assert hs.store.swap_context_block("ctx", "t-2", "probe") == ""  # and what it quotes was not kept
 
 
 def test_days_passing_keep_the_prefix_and_only_the_now_section_ages(hs: Hindsight) -> None:
