@@ -21,7 +21,7 @@ from hindsight.integrity import IntegrityReport, check_bank
 from hindsight.lifecycle import CallGate
 from hindsight.llm.factory import llm_required
 from hindsight.llm.usage import bank_scope
-from hindsight.memory_context.block import BlockHistory, BlockParts, ContextBlock, build, log_room
+from hindsight.memory_context.block import BlockParts, ContextBlock, build, log_room, stable_prefix
 from hindsight.memory_context.log import LLMStages, ObservationLog, ObserveReport, llm_stages
 from hindsight.memory_context.working import WorkingContent, WorkingMemories
 from hindsight.models import (
@@ -85,7 +85,10 @@ class Bank:
         self._lock = threading.RLock()
         # Working memory and the observation log: read-then-write, apart from retain's lock.
         self._context_lock = threading.Lock()
-        self._blocks = BlockHistory()
+        # Each forget adds 1 as it starts and as it ends: a block built across a forget may quote what it removed, and
+        # is not kept (the forget dropped the kept ones). One process per SQLite directory: this covers every writer.
+        self._forgets = 0
+        self._forgets_lock = threading.Lock()
         self._indexes: BankSearch | None = None
         self._deleted = False
         self._gate = CallGate(lambda: BankNotFoundError(f"bank {bank_id!r} was deleted"))
@@ -245,6 +248,7 @@ class Bank:
         when = when or datetime.now(timezone.utc)
         if query is not None:
             validate.text(query, "query", services.config.limits.max_query_chars)
+        forgets = self._forgets
         scope = thread if thread is not None and config.observations == "thread" else BANK_SCOPE
         if observe:
             self._observe(scope, thread)
@@ -255,7 +259,11 @@ class Bank:
             return pipeline.recall(self.indexes, query or "", budget=room, query_time=when).hits
 
         block = build(parts, recall if query is not None else None, budget, when, pipeline.tokens)
-        return block.model_copy(update={"stable_prefix": self._blocks.stable_prefix(thread, block.text)})
+        # Kept in the store, so that every process (and every engine) on the bank compares with the same block.
+        with self._forgets_lock:
+            kept = forgets % 2 == 0 and forgets == self._forgets
+            previous = services.store.swap_context_block(self.id, thread or BANK_SCOPE, block.text) if kept else ""
+        return block.model_copy(update={"stable_prefix": stable_prefix(previous, block.text)})
 
     # -- retain and forget -------------------------------------------------------------------
     @_call
@@ -293,10 +301,14 @@ class Bank:
         context that quoted it (`ForgetResult.copied_ids`, `rewritten_ids`)."""
         services = self._services
         with self._lock, services.store.writing(self.id):
-            result = forget(services.store, self.indexes, unit_id, entity, document,
-                            embed=lambda t: services.embedder.embed(t), queue=services.pending_items)
-        self._blocks.clear()
-        return result
+            with self._forgets_lock:
+                self._forgets += 1
+            try:
+                return forget(services.store, self.indexes, unit_id, entity, document,
+                              embed=lambda t: services.embedder.embed(t), queue=services.pending_items)
+            finally:
+                with self._forgets_lock:
+                    self._forgets += 1
 
     @_call
     def check(self) -> IntegrityReport:

@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from hindsight import __version__
+from hindsight.cli_context import add_context_parsers
 from hindsight.cli_mcp import add_mcp_parser
 from hindsight.cli_memory import Memory, add_memory_parsers
 from hindsight.cli_migrate import add_migrate_parser
@@ -104,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_stats, remote=True)
     add_pending_parsers(sub)
     add_memory_parsers(sub)
+    add_context_parsers(sub)
     add_transfer_parsers(sub)
     add_inspect_commands(sub)
     add_models_parser(sub)

@@ -3,6 +3,8 @@ directory locked: output, exit codes, and the one-line errors."""
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -149,3 +151,56 @@ def test_export_from_a_directory_and_import_through_a_server(server: tuple[str, 
     for where in (local, remote):
         code, out = run(capsys, *where, "import", str(broken), "--bank", "broken")
         assert code == 2 and _one_error_line(out)
+
+
+@pytest.mark.usefixtures("minilm")
+def test_context_working_memory_and_observe_commands(where: list[str], capsys: pytest.CaptureFixture[str],
+                                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bank = f"c-{where[0].strip('-')}"
+
+    def both(*argv: str) -> tuple[int, str, str]:
+        code = main([*where, *argv])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps([{"speaker": "Maya", "role": "user", "content": "I moved to Denver last week.",
+                                 "timestamp": "2024-06-09T10:00:00Z"},
+                                {"speaker": "Ava", "role": "assistant", "content": "Congrats on the move!",
+                                 "timestamp": "2024-06-09T10:01:00Z"}]))
+    assert both("retain", bank, "--file", str(chat), "--document-id", "t-1")[0] == 0
+    assert both("working-memory", bank) == (0, "", 'scope "bank": version 0, the template\n')
+    memory = tmp_path / "wm.md"
+    memory.write_text("# Maya\n- Lives in Denver\n")
+    code, out, _ = both("working-memory", "set", bank, "--file", str(memory), "--note", "city")
+    assert code == 0 and out.startswith('stored scope "bank": version 1 of 20') and out.endswith(" UTC (city)\n")
+    monkeypatch.setattr("sys.stdin", io.StringIO("# Maya\n- Works at Globex"))
+    assert "version 2 of" in both("working-memory", "set", bank, "--file", "-")[1]
+    code, out, err = both("working-memory", "show", bank)
+    assert (code, out) == (0, "# Maya\n- Works at Globex\n") and "version 2 of" in err
+    code, out, _ = both("working-memory", "revert", bank, "1", "--note", "undo")
+    assert code == 0 and out.startswith('restored version 1 as scope "bank": version 3 of') and "(undo)" in out
+    assert both("working-memory", bank)[1] == "# Maya\n- Lives in Denver\n"
+    code, out, _ = both("working-memory", "versions", bank)
+    assert code == 0 and all(word in out for word in ("city", "undo", "Lives in Denver", "Works at Globex"))
+    assert "version 0, the template" in both("working-memory", bank, "--scope", "t-1")[2]
+    for argv in (["revert", bank, "42"], ["revert", bank, "one"], ["versions", bank, "extra"], ["set", bank],
+                 ["show", bank, "--file", str(memory)], [bank, "--scope", "bank\x00"], ["no-such-bank"]):
+        code, out, _ = both("working-memory", *argv)
+        assert code == 2 and _one_error_line(out), argv
+
+    code, out, _ = both("observe", bank)
+    assert (code, out) == (0, "observed 1 units into the log of bank: 1 entries appended; it holds 1 entries\n")
+    assert both("observe", bank, "--thread", "t-1")[1].startswith("observed 1 units into the log of t-1")
+    turn = ["context", bank, "--query", "Where does Maya live?", "--query-time", "2024-06-30", "--budget", "1500"]
+    code, out, err = both(*turn)
+    assert code == 0 and out.startswith("## Working memory\n# Maya\n- Lives in Denver\n\n## Observations")
+    assert "[high] Maya: I moved to Denver last week" in out and "of 1500 tokens (working_memory, observations" in err
+    assert " 0 leading characters" in err
+    again = both(*turn)
+    assert again[1] == out and f" {len(out) - 1} leading characters" in again[2]  # the block, and its newline
+    assert both("context", bank, "--budget", "0")[1:] == ("", "0 of 0 tokens (nothing fits); 0 leading "
+                                                               "characters as in this thread's previous block\n")
+    for argv in (["--budget", "-1"], ["--thread", "bank"], ["--query-time", "not a date"]):
+        code, out, _ = both("context", bank, *argv)
+        assert code == 2 and _one_error_line(out), argv

@@ -163,7 +163,7 @@ def test_working_memory_and_the_context_block_as_on_the_embedded_bank(url: str, 
         report = bank.observe()
         log = bank.observation_log()
         blocks = [bank.context("What gift should Alice buy?", thread_id="t-1", budget=budget, query_time=QUERY_TIME)
-                  for budget in (1500, 1500, 60)]
+                  for budget in (1500, 1500, 60, 0)]
         assert type(report) is ObserveReport and all(type(b) is ContextBlock for b in blocks)
         seen[name] = (fmt, blank, updated.content, updated.note,
                       [(v.version, v.content, v.note, v.reverted_from) for v in versions], report,
@@ -175,6 +175,7 @@ def test_working_memory_and_the_context_block_as_on_the_embedded_bank(url: str, 
     assert [v[0] for v in versions] == [1, 2, 3] and versions[2][3] == 1 and "a card" not in thread
     assert report.appended >= 2 and log and blocks[0][0].startswith("## Profile")
     assert blocks[1][5] == len(blocks[0][0]) and blocks[2][2] <= 60  # replayed whole; a small budget held
+    assert blocks[3][:4] == ("", [], 0, 0)  # budget 0: an empty block, on both
     assert remote.context("What gift?", observe=False, query_time=QUERY_TIME).text == \
         local.context("What gift?", observe=False, query_time=QUERY_TIME).text
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hindsight import Bank, Hindsight, HindsightConfig, Message, Network
 from hindsight.embed.base import Embedder
 from hindsight.errors import InvalidInputError
+from hindsight.memory_context.block import ContextBlock
 from hindsight.recall.format import TokenCounter
 from hindsight.reflect.writer import OPINIONS_DOCUMENT, DerivedUnit, UnitWriter
 from tests.postgres_server import config_for
@@ -125,6 +127,40 @@ def test_replayed_turns_keep_the_prefix_until_memory_or_the_log_changes(tmp_path
         assert "part 0" not in condensed.text.split("## Recalled")[0]  # low entries of old days went first
 
 
+def test_another_engine_on_the_bank_reports_the_same_prefix(tmp_path: Path, minilm: Embedder, store: str) -> None:
+    config = config_for(store)
+
+    def turn(hs: Hindsight, thread: str | None = "t-2") -> ContextBlock:
+        return hs.bank("ctx").context(QUERIES[0], thread_id=thread, budget=1500, query_time=T0)
+
+    with Hindsight(tmp_path / "a", config, embedder=minilm) as hs:
+        seeded(hs)
+        first = turn(hs)
+    assert first.stable_prefix == 0
+    # SQLite: the next process on the directory; Postgres: another process (`serve --workers`) on the database.
+    with Hindsight(tmp_path / ("a" if store == "sqlite" else "b"), config, embedder=minilm) as hs:
+        again = turn(hs)
+        assert again.text == first.text and again.stable_prefix == len(first.text)
+        assert turn(hs, None).stable_prefix == 0  # each thread its own: the bank's block is new
+        hs.bank("ctx").forget(document="t-2:b")  # the kept blocks may quote it: they go
+        assert turn(hs).stable_prefix == 0
+
+
+def test_a_block_built_across_a_forget_is_not_kept(hs: Hindsight, monkeypatch: pytest.MonkeyPatch) -> None:
+    bank = seeded(hs)
+    bank.context(QUERIES[0], thread_id="t-2", budget=1500, query_time=T0)
+    pipeline, recall = hs.recall_pipeline, hs.recall_pipeline.recall
+
+    def forgetting(*args: Any, **kwargs: Any) -> Any:  # a forget commits while the block is built
+        bank.forget(document="t-2:b")
+        return recall(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "recall", forgetting)
+    across = bank.context(QUERIES[0], thread_id="t-2", budget=1500, query_time=T0)
+    assert across.stable_prefix == 0 and "a good movie" in across.text  # its log was read before the forget
+    assert hs.store.swap_context_block("ctx", "t-2", "probe") == ""  # and what it quotes was not kept
+
+
 def test_days_passing_keep_the_prefix_and_only_the_now_section_ages(hs: Hindsight) -> None:
     bank = seeded(hs)
     days = (0, 1, 10, 40)
@@ -142,6 +178,8 @@ def test_no_query_no_recall_and_bad_arguments_are_typed(hs: Hindsight) -> None:
     bank = seeded(hs)
     block = bank.context(query_time=T0)
     assert [s.name for s in block.sections] == ["working_memory", "observations", "now"]
+    empty = bank.context(QUERIES[0], budget=0, query_time=T0)  # valid, and nothing fits: as recall's budget 0
+    assert (empty.text, empty.sections, empty.tokens, empty.budget, empty.recalled) == ("", [], 0, 0, [])
     for kwargs in ({"thread_id": "bank"}, {"thread_id": ""}, {"budget": -1}, {"budget": 1.5},
                    {"query_time": "not a date"}, {"query": 7}, {"query": "x\ud800"}):
         with pytest.raises(InvalidInputError):

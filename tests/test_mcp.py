@@ -108,6 +108,53 @@ async def test_stdio_bound_bank_from_config_with_flags_over_it(tmp_path: Path) -
         assert stats.is_error and "no bank 'me'" in _text(stats)  # the bound bank, not yet created
 
 
+async def test_stdio_working_memory_versions_revert_observe_and_the_log_on_a_bound_bank(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.yaml"
+    config.write_text("server:\n  mcp:\n    bank: me\n")
+    async with _stdio(tmp_path / "mem", "--config", str(config)) as client:
+        tools = await _tools(client)
+        assert all("bank_id" not in t.input_schema.get("properties", {}) for t in tools.values())
+        assert tools["working_memory_versions"].annotations.read_only_hint
+        assert tools["observation_log"].annotations.read_only_hint
+        assert not tools["revert_working_memory"].annotations.idempotent_hint
+        assert not tools["observe"].annotations.read_only_hint
+        assert not (await client.call_tool("retain", {"messages": CONVERSATION})).is_error
+
+        def text(result: CallToolResult, error: bool = False) -> str:
+            assert result.is_error is error, _text(result)
+            return _text(result)
+
+        assert "has no stored version" in text(await client.call_tool("working_memory_versions", {}))
+        await client.call_tool("update_working_memory", {"content": "# Maya\n- Lives in Denver", "note": "city"})
+        await client.call_tool("update_working_memory", {"content": "# Maya\n- Works at Globex"})
+        versions = text(await client.call_tool("working_memory_versions", {}))
+        assert versions.startswith('Working memory of scope "bank": 2 versions, oldest first:')
+        assert "- version 1, " in versions and "; city: # Maya - Lives in Denver" in versions
+        reverted = text(await client.call_tool("revert_working_memory", {"version": 1, "note": "undo"}))
+        assert reverted.startswith('Working memory of scope "bank": version 3, of ') and "Lives in Denver" in reverted
+        assert "restores version 1; undo" in text(await client.call_tool("working_memory_versions", {}))
+        missing = text(await client.call_tool("revert_working_memory", {"version": 42}), error=True)
+        assert "VersionNotFoundError" in missing
+        assert text(await client.call_tool("revert_working_memory", {"version": -1}), error=True)
+
+        assert "is empty" in text(await client.call_tool("observation_log", {}))
+        observed = text(await client.call_tool("observe", {}))
+        assert observed.startswith('Observed 1 memory not logged before into the log of bank "me": 1 entry added')
+        assert "Newest entries:\n- 2024-05-01 [high] Maya: I moved to Denver last month" in observed
+        assert "Congratulations" not in observed  # the agent's reply is not logged
+        assert "0 entries added" in text(await client.call_tool("observe", {}))  # nothing is logged twice
+        log = text(await client.call_tool("observation_log", {}))
+        assert log.startswith('The observation log of bank "me": 1 entry, oldest first:') and "[high] Maya:" in log
+        thread = text(await client.call_tool("observation_log", {"thread_id": "t-1"}))
+        assert 'bank "me", thread "t-1" is empty' in thread
+        assert "InvalidInputError" in text(await client.call_tool("observe", {"thread_id": "bank"}), error=True)
+
+        empty = text(await client.call_tool("context", {"budget": 0}))  # a block of nothing, as the library's
+        assert empty.startswith('No context from bank "me": a budget of 0 tokens holds none')
+        assert text(await client.call_tool("context", {"budget": -1}), error=True)
+        assert "Lives in Denver" in text(await client.call_tool("context", {"budget": 500}))
+
+
 def test_stdio_startup_error_goes_to_stderr(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-m", "hindsight.cli", "mcp", "--dir", str(tmp_path / "m"),
                           "--tools", "recall,delete_everything"], env={**os.environ, **ENV},

@@ -10,7 +10,7 @@ from eval.hindsight_system import packed_hits
 from eval.metrics import TurnText, shown_turns
 from hindsight import Hindsight, Message
 from hindsight.models import MemoryUnit, Network, Source
-from hindsight.recall.excerpt import asks_agent, excerpt, query_terms
+from hindsight.recall.excerpt import Excerpt, asks_agent, excerpt, query_terms
 from hindsight.recall.exchange import is_reply, question_of
 from hindsight.recall.format import TokenCounter
 from hindsight.recall.pack import pack
@@ -70,6 +70,32 @@ def test_a_reply_on_the_person_and_not_on_the_agent_packs_as_its_question(hs: Hi
                for h in result.hits)  # a reply alone with nothing kept is not packed
 
 
+@pytest.mark.parametrize("query", ["Crate sessions: how long at first, and by how much do they grow each day?",
+                                   "What is the name of my beagle?"])
+def test_a_named_assistants_reply_is_excerpted_and_placed_as_an_unnamed_ones(hs: Hindsight, query: str) -> None:
+    packed: dict[str | None, list[tuple[list[str], bool, object, str]]] = {}
+    for name in (None, "Ava"):
+        bank = hs.bank(f"exchange-{name or 'role'}")
+        bank.retain([Message(role="user", content=_ASK, id="q"),
+                     Message(role="assistant", speaker=name, content=_reply(), id="a")], timestamp=WHEN)
+        hits = bank.recall(query, budget=2000, query_time=WHEN).hits
+        packed[name] = [(h.unit.source.turn_ids, h.question is not None, h.trim, h.context) for h in hits]
+        assert {n for u in bank.units() for n in u.source.agent_names} == {name or "assistant"}
+    assert packed["Ava"] == [(turns, asked, trim, text.replace("assistant: ", "Ava: "))
+                             for turns, asked, trim, text in packed[None]]
+    assert all(s not in " ".join(text for *_, text in packed["Ava"]) for s in _FILLER)  # elided, or not packed
+
+
+def test_excerpt_finds_the_reply_of_a_named_assistant() -> None:
+    counter, terms = TokenCounter(), query_terms("How long should crate sessions last?")
+    role = excerpt(f"user: {_ASK}\nassistant: {_reply()}", terms, counter)
+    named = excerpt(f"user: {_ASK}\nAva: {_reply()}", terms, counter, agent_names=["Ava"])
+    assert role.elided_tokens > 0 and named == Excerpt(role.text.replace("assistant: ", "Ava: "),
+                                                       role.elided_tokens, role.kept_sentences)
+    assert excerpt(f"user: {_ASK}\nAva: {_reply()}", terms, counter).elided_tokens == 0  # unnamed: no reply
+    assert is_reply(f"Ava: {_CRATE}", ["Ava"]) and not is_reply(f"Ava: {_CRATE}")
+
+
 @pytest.mark.parametrize(("query", "agent"), [
     ("What did you say about crate training?", True),
     ("Which book did you recommend last week?", True),
@@ -111,6 +137,10 @@ def test_question_of_finds_the_turn_before_a_reply_and_checks_its_lead() -> None
     assert question_of(first, [window], None) is None  # that turn was answered already
     assert question_of(_unit("r3", "assistant: Hi.", ["t3"]), [ask], None) is None  # no lead: no question
     assert question_of(first, [ask], UnitFilter(networks=frozenset({Network.EXPERIENCE}))) is None
+    unnamed = _unit("w2", "user: Any advice for my trip?\nAva: Sure.", ["t0", "t1"])
+    assert question_of(first, [unnamed], None) is unnamed  # without the agent's name, "Ava: " is a person's turn
+    named = unnamed.model_copy(update={"source": unnamed.source.model_copy(update={"agent_names": ["Ava"]})})
+    assert question_of(first, [named], None) is None  # answered by the agent, Ava, already
     assert UnitFilter(as_of=WHEN).admits(ask) and not UnitFilter(networks=frozenset()).admits(ask)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import httpx
@@ -161,6 +162,8 @@ def test_observe_the_log_and_the_context_block(api: httpx.Client, reader: httpx.
     bare = api.post(f"{bank}/context", json={"query_time": QUERY_TIME, "thread_id": "t-1"}).json()
     assert [s["name"] for s in bare["sections"]] == ["working_memory", "observations", "now"]
     assert not bare["recalled"]
+    zero = api.post(f"{bank}/context", json={**turn, "budget": 0}).json()  # as the library: a block of nothing
+    assert (zero["text"], zero["sections"], zero["tokens"], zero["budget"], zero["recalled"]) == ("", [], 0, 0, [])
 
     for body in ({"budget": -1}, {"query": 3}, {"query": "x", "observe": "maybe"}, {"query": "x", "top_k": 3}):
         assert error(api.post(f"{bank}/context", json=body), 422) == "InvalidInputError", body
@@ -176,11 +179,12 @@ def test_observe_the_log_and_the_context_block(api: httpx.Client, reader: httpx.
     assert read["text"] == block["text"]
 
 
-def test_context_and_working_memory_as_mcp_tools(api: httpx.Client) -> None:
+def mcp_calls(api: httpx.Client, key: str,
+              calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], list[tuple[bool, str]]]:
+    """The tools the server's /mcp offers the key, and each call's (is_error, text), in one client session."""
     url = str(api.base_url).rstrip("/") + "/mcp"
-    api.post("/v1/banks/agent/retain", json={"content": CHAT, "document_id": "t-1"}).raise_for_status()
 
-    async def call(key: str, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], list[tuple[bool, str]]]:
+    async def run() -> tuple[list[str], list[tuple[bool, str]]]:
         async with httpx2.AsyncClient(headers=headers(key), timeout=httpx2.Timeout(30, read=120)) as http, \
                 Client(streamable_http_client(url, http_client=http)) as client:
             tools = [t.name for t in (await client.list_tools()).tools]
@@ -190,7 +194,13 @@ def test_context_and_working_memory_as_mcp_tools(api: httpx.Client) -> None:
                 results.append((result.is_error, " ".join(getattr(c, "text", "") for c in result.content)))
             return tools, results
 
-    tools, results = asyncio.run(call(ADMIN, [
+    return asyncio.run(run())
+
+
+def test_context_and_working_memory_as_mcp_tools(api: httpx.Client) -> None:
+    api.post("/v1/banks/agent/retain", json={"content": CHAT, "document_id": "t-1"}).raise_for_status()
+    call = partial(mcp_calls, api)
+    tools, results = call(ADMIN, [
         ("working_memory", {"bank_id": "agent"}),
         ("update_working_memory", {"bank_id": "agent", "content": "# Maya\n- Shopping for a wedding gift",
                                    "note": "gift"}),
@@ -198,7 +208,7 @@ def test_context_and_working_memory_as_mcp_tools(api: httpx.Client) -> None:
         ("context", {"bank_id": "agent", "query": "What gift should I buy?", "budget": 1500}),
         ("update_working_memory", {"bank_id": "agent", "content": "x", "scope": "bank\x00"}),
         ("context", {"bank_id": "nobody"}),
-    ]))
+    ])
     assert set(tools) == set(ALL_TOOLS)
     (_, blank), (_, updated), (_, read), (failed, block), (bad_scope, scope_text), (missing, missing_text) = results
     assert blank.startswith('Working memory of scope "bank": version 0') and "empty" in blank
@@ -215,20 +225,47 @@ def test_context_and_working_memory_as_mcp_tools(api: httpx.Client) -> None:
     api.put("/v1/banks/agent-json", json={}).raise_for_status()
     api.put("/v1/banks/agent-json/working-memory/format",
             json={"json_schema": Person.model_json_schema()}).raise_for_status()
-    _, typed = asyncio.run(call(ADMIN, [
+    _, typed = call(ADMIN, [
         ("update_working_memory", {"bank_id": "agent-json", "content": '{"diet": "vegan"}'}),
         ("update_working_memory", {"bank_id": "agent-json", "content": '{"name": "Maya", "diet": "vegan"}'}),
-    ]))
+    ])
     assert typed[0][0] and "WorkingMemorySchemaError" in typed[0][1] and "name" in typed[0][1]
     assert not typed[1][0] and '"diet": "vegan"' in typed[1][1] and "version 1" in typed[1][1]
 
-    _, refused = asyncio.run(call(READER, [
+    _, refused = call(READER, [
         ("update_working_memory", {"bank_id": "agent", "content": "hijacked"}),
         ("context", {"bank_id": "agent"}),
         ("working_memory", {"bank_id": "agent"}),
-    ]))
+    ])
     assert [is_error for is_error, _ in refused] == [True, True, False]
     assert "read-only" in refused[0][1] and "Shopping for a wedding gift" in refused[2][1]
+
+
+def test_versions_revert_observe_and_the_log_as_mcp_tools_as_far_as_the_key_reaches(api: httpx.Client) -> None:
+    bank = "/v1/banks/agent-log"
+    api.post(f"{bank}/retain", json={"content": CHAT, "document_id": "t-1"}).raise_for_status()
+    api.post(f"{bank}/working-memory", json={"content": "# Maya", "note": "name"}).raise_for_status()
+    _, written = mcp_calls(api, ADMIN, [
+        ("observe", {"bank_id": "agent-log", "thread_id": "t-1"}),
+        ("revert_working_memory", {"bank_id": "agent-log", "version": 0}),
+        ("context", {"bank_id": "agent-log", "budget": 0}),
+    ])
+    assert not any(is_error for is_error, _ in written), written
+    assert 'into the log of bank "agent-log", thread "t-1": 2 entries added' in written[0][1]
+    assert written[1][1].startswith('Working memory of scope "bank": version 2') and "empty" in written[1][1]
+    assert "a budget of 0 tokens holds none" in written[2][1]
+    tools, read = mcp_calls(api, READER, [
+        ("observation_log", {"bank_id": "agent-log", "thread_id": "t-1"}),
+        ("working_memory_versions", {"bank_id": "agent-log"}),
+        ("observe", {"bank_id": "agent-log"}),
+        ("revert_working_memory", {"bank_id": "agent-log", "version": 1}),
+    ])
+    assert set(tools) == set(ALL_TOOLS)  # a key's access is checked at each call
+    assert [is_error for is_error, _ in read] == [False, False, True, True]
+    entries = api.get(f"{bank}/observations", params={"thread_id": "t-1"}).json()["items"]
+    assert read[0][1].split("\n")[1:] == [f"- {e['said_at'][:10]} [{e['priority']}] {e['text']}" for e in entries]
+    assert "- version 1, " in read[1][1] and "; name: # Maya" in read[1][1] and "restores version 0" in read[1][1]
+    assert all("read-only" in text for _, text in read[2:])
 
 
 def test_the_openapi_schema_names_the_library_models(api: httpx.Client) -> None:

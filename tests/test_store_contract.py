@@ -259,3 +259,23 @@ def test_delete_bank_removes_its_operations(db: MemoryStore) -> None:
     db.add_operation(OperationRecord(id="op-o", bank_id="other", kind="retain", status="pending", created_at=1.0))
     db.delete_bank("b")
     assert db.get_operation("op-b") is None and db.get_operation("op-o") is not None
+
+
+def test_each_scope_keeps_its_last_context_block_for_every_process(db: MemoryStore, tmp_path: Path) -> None:
+    assert db.swap_context_block("b", "bank", "first") == ""
+    assert db.swap_context_block("b", "bank", "second") == "first"
+    assert db.swap_context_block("b", "t-1", "of a thread") == ""
+    assert db.swap_context_block("other", "bank", "of another bank") == ""
+    # A second process on the same store reads what this one kept, and the other way round.
+    peer = PostgresStore(db.dsn) if isinstance(db, PostgresStore) else open_store(config_for("sqlite").store, tmp_path)
+    assert peer.swap_context_block("b", "bank", "third") == "second"
+    assert db.swap_context_block("b", "bank", "fourth") == "third"
+    peer.close()
+    db.apply("b", WriteBatch(scrub=True))  # a forget: the blocks may quote what it removed
+    assert db.swap_context_block("b", "bank", "fifth") == "" and db.swap_context_block("b", "t-1", "x") == ""
+    assert db.swap_context_block("other", "bank", "again") == "of another bank"
+    db.delete_bank("other")
+    with pytest.raises(BankNotFoundError):
+        db.swap_context_block("other", "bank", "gone")
+    db.create_bank("other", BankProfile(name="other"))
+    assert db.swap_context_block("other", "bank", "new") == ""  # delete_bank took its rows

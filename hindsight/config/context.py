@@ -13,6 +13,7 @@ class ContextConfig(Section):
     """The block of `Bank.context`: its default budget, whose observation log it shows, who writes and condenses
     that log, and when."""
 
+    # A call may ask for 0 tokens (an empty block); a default of nothing is never what a user means.
     budget: int = Field(2000, ge=1, description="tokens of a block when the call gives none")
     # bank: one log of what the bank's people said in every thread, shown in every thread's block (a bank is one
     # user). thread: each thread's block shows the log of its own documents only (a bank shared by unrelated

@@ -9,10 +9,13 @@ from pydantic import Field, model_validator
 from hindsight.config.services import Section
 
 ToolName = Literal["retain", "recall", "reflect", "forget", "context", "working_memory", "update_working_memory",
-                   "list_banks", "bank_stats"]
+                   "working_memory_versions", "revert_working_memory", "observe", "observation_log", "list_banks",
+                   "bank_stats"]
 ALL_TOOLS: tuple[ToolName, ...] = ("retain", "recall", "reflect", "forget", "context", "working_memory",
-                                   "update_working_memory", "list_banks", "bank_stats")
-READ_TOOLS: tuple[ToolName, ...] = ("recall", "working_memory", "list_banks", "bank_stats")
+                                   "update_working_memory", "working_memory_versions", "revert_working_memory",
+                                   "observe", "observation_log", "list_banks", "bank_stats")
+READ_TOOLS: tuple[ToolName, ...] = ("recall", "working_memory", "working_memory_versions", "observation_log",
+                                    "list_banks", "bank_stats")
 
 # The one key HINDSIGHT_API_KEY adds: every bank, read and write.
 ENV_API_KEY = "HINDSIGHT_API_KEY"

@@ -18,8 +18,6 @@ a condensed log fits it whole.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -199,29 +197,11 @@ def _fit_recalled(hits: list[RecallHit], logged: set[str], room: int, query_time
             ids.append(hit.unit.id)
     return ("\n".join([_RECALL_HEADING, *lines]), ids) if lines else (None, [])
 
-class BlockHistory:
-    """The last block's text of each thread of a bank (a bounded number of threads), for `stable_prefix`."""
 
-    SIZE = 1024
-
-    def __init__(self) -> None:
-        self._texts: OrderedDict[str | None, str] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def stable_prefix(self, thread: str | None, text: str) -> int:
-        """How many leading characters `text` shares with the thread's previous block; `text` becomes it."""
-        with self._lock:
-            previous = self._texts.pop(thread, "")
-            self._texts[thread] = text
-            while len(self._texts) > self.SIZE:
-                self._texts.popitem(last=False)
-        n = min(len(previous), len(text))
-        same = 0
-        while same < n and previous[same] == text[same]:
-            same += 1
-        return same
-
-    def clear(self) -> None:
-        """Forget every thread's block (after a forget: they may quote what it removed)."""
-        with self._lock:
-            self._texts.clear()
+def stable_prefix(previous: str, text: str) -> int:
+    """How many leading characters `text` shares with `previous`."""
+    n = min(len(previous), len(text))
+    same = 0
+    while same < n and previous[same] == text[same]:
+        same += 1
+    return same

@@ -21,15 +21,23 @@ from hindsight.text import split_sentences
 REPLY = re.compile(r"^(?:" + "|".join(sorted(ASSISTANT_ROLES)) + r"): ", re.IGNORECASE | re.MULTILINE)
 
 
+def _reply(text: str, agent_names: Sequence[str]) -> re.Match[str] | None:
+    """The label ("assistant: ", "Ava: ") of the first line the agent wrote in `text`."""
+    found = [m for m in [REPLY.search(text)] if m is not None]
+    if agent_names:
+        named = re.compile("^(?:" + "|".join(re.escape(n) for n in agent_names) + "): ", re.MULTILINE)
+        found += [m for m in [named.search(text)] if m is not None]
+    return min(found, key=lambda m: m.start(), default=None)
+
+
 def reply_start(text: str, agent_names: Sequence[str] = ()) -> int | None:
     """Where the agent's reply starts in a unit's text (or an excerpt of it): the first line written under an
     assistant role, or under one of `agent_names` (Source.agent_names: a named assistant, "Ava: ..."); None when
     the text has no reply."""
-    starts = [m.start() for m in [REPLY.search(text)] if m is not None]
-    if agent_names:
-        named = re.compile("^(?:" + "|".join(re.escape(n) for n in agent_names) + "): ", re.MULTILINE)
-        starts += [m.start() for m in [named.search(text)] if m is not None]
-    return min(starts, default=None)
+    found = _reply(text, agent_names)
+    return None if found is None else found.start()
+
+
 _WORD = re.compile(r"[a-z0-9]+")
 # Words that say nothing about what a question asks for.
 _STOP = frozenset(re.findall(r"\w+", (
@@ -99,13 +107,15 @@ def elision(tokens: int) -> str:
     return f"… [{tokens} tokens of the assistant's reply]"
 
 
-def excerpt(text: str, terms: frozenset[str], counter: TokenCounter, above: str | None = "") -> Excerpt:
+def excerpt(text: str, terms: frozenset[str], counter: TokenCounter, above: str | None = "",
+            agent_names: Sequence[str] = ()) -> Excerpt:
     """The unit text with its reply cut to the sentence that matches the most query terms not in `above` (the
     person's turn packed above the reply; the unit's own turn before its reply always counts) and the sentences
     matching at least half as many (at most _KEEP, the earlier first among equals), in their order. With `above`
     None, when the query asks what the agent said (asks_agent), every term counts. Each run of left-out sentences
-    becomes one elision, unless the run is no longer than its elision; a reply adding no term is elided whole."""
-    found = REPLY.search(text)
+    becomes one elision, unless the run is no longer than its elision; a reply adding no term is elided whole. The
+    reply starts at its first line under an assistant role or one of `agent_names` (reply_start)."""
+    found = _reply(text, agent_names)
     if found is None:
         return Excerpt(text, 0, 0)
     head, reply = text[: found.end()], text[found.end():]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from hindsight.models import MemoryUnit
-from hindsight.recall.excerpt import REPLY
+from hindsight.recall.excerpt import reply_start
 from hindsight.recall.types import RecallHit
 from hindsight.store.base import MemoryStore, UnitFilter
 
@@ -19,10 +19,10 @@ from hindsight.store.base import MemoryStore, UnitFilter
 LOOK_BACK = 6
 
 
-def is_reply(text: str) -> bool:
-    """Whether a unit's text opens with an assistant's turn (it then holds nothing else: a window's reply follows
-    its person's turn)."""
-    return REPLY.match(text) is not None
+def is_reply(text: str, agent_names: Sequence[str] = ()) -> bool:
+    """Whether a unit's text opens with the agent's turn, under an assistant role or one of `agent_names` (it then
+    holds nothing else: a window's reply follows its person's turn)."""
+    return reply_start(text, agent_names) == 0
 
 
 def _flat(text: str) -> str:
@@ -45,7 +45,8 @@ def question_of(unit: MemoryUnit, before: Sequence[MemoryUnit], unit_filter: Uni
         if turns & set(other.source.turn_ids):
             lead = lead or other.lead  # the first chunk of a split reply carries the lead
             continue
-        if lead is None or REPLY.search(other.text) is not None or _quoted(lead) not in _flat(other.text):
+        answered = reply_start(other.text, other.source.agent_names) is not None
+        if lead is None or answered or _quoted(lead) not in _flat(other.text):
             return None
         if unit_filter is not None and not unit_filter.admits(other):
             return None
@@ -56,7 +57,7 @@ def question_of(unit: MemoryUnit, before: Sequence[MemoryUnit], unit_filter: Uni
 def _says_nothing(hit: RecallHit) -> bool:
     """Whether the hit's packed text is its header and an elision only: a reply with no sentence kept, alone."""
     return (hit.question is None and hit.trim is not None and hit.trim.kept_sentences == 0
-            and is_reply(hit.unit.text))
+            and is_reply(hit.unit.text, hit.unit.source.agent_names))
 
 
 class Exchanges:
@@ -77,7 +78,7 @@ class Exchanges:
         if hit.unit.id in self.shown:
             return []
         question = None
-        if is_reply(hit.unit.text):
+        if is_reply(hit.unit.text, hit.unit.source.agent_names):
             before = self.store.units_before(self.bank_id, hit.unit.id, LOOK_BACK)
             question = question_of(hit.unit, before, self.unit_filter)
         forms = [hit]

@@ -258,7 +258,7 @@ class RecallPipeline:
 
     def _excerpted(self, hit: RecallHit, header: str, terms: frozenset[str], above: str | None) -> RecallHit:
         """The hit with its packed text: its excerpt against `above` (see excerpt.py)."""
-        cut = excerpt(hit.unit.text, terms, self.tokens, above)
+        cut = excerpt(hit.unit.text, terms, self.tokens, above, hit.unit.source.agent_names)
         trim = Trim(elided_tokens=cut.elided_tokens, kept_sentences=cut.kept_sentences) if cut.elided_tokens else None
         return hit.model_copy(update={"context": f"{header} {cut.text}", "trim": trim,
                                       "tokens": self.tokens.count_hit(header, cut.text)})

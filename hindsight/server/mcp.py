@@ -1,6 +1,6 @@
-"""The MCP server over one engine: retain, recall, reflect, forget, the context block, working memory, list_banks and
-bank_stats as tools a model calls; config chooses which exist and may bind them to one bank, and every call is checked
-against the caller's key."""
+"""The MCP server over one engine: retain, recall, reflect, forget, the context block, working memory and its
+versions, the observation log, list_banks and bank_stats as tools a model calls; config chooses which exist and may
+bind them to one bank, and every call is checked against the caller's key."""
 
 from __future__ import annotations
 
@@ -68,12 +68,16 @@ TurnQuery = Annotated[str | None, Field(description="This turn's message or ques
                                                    "are added. Default: none")]
 ThreadId = Annotated[str | None, Field(description="The conversation thread: its own working memory follows the "
                                                    "bank's. Default: none")]
-ContextBudget = Annotated[int | None, Field(ge=1, description="The most tokens of context; default: the server's "
-                                                             "config")]
+ContextBudget = Annotated[int | None, Field(ge=0, description="The most tokens of context (0: none, only observe); "
+                                                             "default: the server's config")]
 Scope = Annotated[str, Field(description='Whose working memory: "bank" (what every thread shares) or a thread id')]
 WorkingText = Annotated[str, Field(description="The whole new working memory, replacing the current one: markdown, "
                                                "or JSON text when the bank has a schema")]
 Note = Annotated[str | None, Field(description="Why it changed, kept with the version")]
+Version = Annotated[int, Field(ge=0, description="The version to restore, as working_memory_versions lists them; 0 "
+                                                 "is the bank's template")]
+LogThread = Annotated[str | None, Field(description="A thread id: the log of that thread's own conversations. "
+                                                    "Default: the bank's log")]
 
 
 @contextmanager
@@ -185,6 +189,34 @@ class _Tools:
         return await self._on_bank(ctx, bank_id, "write", lambda bank: mcp_text.working_memory_text(
             bank.update_working_memory(content, scope=scope, note=note)))
 
+    async def working_memory_versions(self, ctx: Context, bank_id: BankId, scope: Scope = BANK_SCOPE) -> str:
+        """List every version of the working memory, oldest first: its number, date, note and beginning. Use it to
+        see how the working memory changed, and which version revert_working_memory should restore."""
+        return await self._on_bank(ctx, bank_id, "read", lambda bank: mcp_text.versions_text(
+            scope, bank.working_memory_versions(scope)))
+
+    async def revert_working_memory(self, ctx: Context, bank_id: BankId, version: Version, scope: Scope = BANK_SCOPE,
+                                    note: Note = None) -> str:
+        """Restore an earlier version of the working memory (0: the template) as a new version: the versions in
+        between stay listed, so a revert can itself be undone."""
+        return await self._on_bank(ctx, bank_id, "write", lambda bank: mcp_text.working_memory_text(
+            bank.revert_working_memory(version, scope, note)))
+
+    async def observe(self, ctx: Context, bank_id: BankId, thread_id: LogThread = None) -> str:
+        """Write what people said since the last observe into the observation log now, dated, and show the entries
+        it added. context does this by itself at each call; call observe after retaining, to see what was logged."""
+        def observed(bank: Bank) -> str:
+            report = bank.observe(thread_id)
+            return mcp_text.observe_text(bank.id, report, bank.observation_log(thread_id))
+
+        return await self._on_bank(ctx, bank_id, "write", observed)
+
+    async def observation_log(self, ctx: Context, bank_id: BankId, thread_id: LogThread = None) -> str:
+        """Read the observation log: what people said, one dated line each with its priority, oldest first, as the
+        context block shows it. Changes nothing."""
+        return await self._on_bank(ctx, bank_id, "read", lambda bank: mcp_text.log_text(
+            bank.id, thread_id, bank.observation_log(thread_id)))
+
     async def list_banks(self, ctx: Context) -> str:
         """List the memory banks this connection may use."""
         def listing(caller: Caller) -> str:
@@ -219,8 +251,8 @@ def _hints(read_only: bool = False, destructive: bool = False, idempotent: bool 
                            open_world_hint=False)
 
 
-# Each tool's title and hints; reflect (each call may change opinions) and update_working_memory (each call is a
-# version) are not idempotent, forget is destructive.
+# Each tool's title and hints; reflect (each call may change opinions), update_working_memory and
+# revert_working_memory (each call is a version) are not idempotent, forget is destructive.
 TOOLS: dict[ToolName, tuple[str, ToolAnnotations]] = {
     "retain": ("Remember", _hints()),
     "recall": ("Search memory", _hints(read_only=True)),
@@ -229,6 +261,10 @@ TOOLS: dict[ToolName, tuple[str, ToolAnnotations]] = {
     "context": ("Context for this turn", _hints()),
     "working_memory": ("Read working memory", _hints(read_only=True)),
     "update_working_memory": ("Update working memory", _hints(idempotent=False)),
+    "working_memory_versions": ("Working memory versions", _hints(read_only=True)),
+    "revert_working_memory": ("Restore a working memory version", _hints(idempotent=False)),
+    "observe": ("Log what was said", _hints()),
+    "observation_log": ("Read the observation log", _hints(read_only=True)),
     "list_banks": ("List memory banks", _hints(read_only=True)),
     "bank_stats": ("Memory bank counts", _hints(read_only=True)),
 }

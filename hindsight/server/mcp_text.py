@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from hindsight.forget import ForgetResult
 from hindsight.memory_context.block import ContextBlock
-from hindsight.models import BankStats, MemoryUnit, RetainResult, WorkingMemory
+from hindsight.memory_context.log import ObserveReport
+from hindsight.models import BANK_SCOPE, BankStats, LogEntry, MemoryUnit, RetainResult, WorkingMemory
 from hindsight.recall.types import RecallResult
 from hindsight.reflect.types import ReflectResult
 
@@ -26,7 +27,7 @@ def _counts(counts: dict[str, int]) -> str:
 # The words counted here, singular and plural.
 _WORDS = {"memory": "memories", "document": "documents", "entity": "entities", "link": "links",
           "memory bank": "memory banks", "copy": "copies", "derived memory": "derived memories",
-          "opinion": "opinions"}
+          "opinion": "opinions", "version": "versions", "entry": "entries"}
 
 
 def _plural(n: int, word: str) -> str:
@@ -120,8 +121,12 @@ def banks_text(bank_ids: list[str]) -> str:
 
 
 def context_text(bank_id: str, block: ContextBlock) -> str:
-    """The block as it goes into a system prompt; a sentence when the bank has nothing for it yet."""
-    return block.text or f'Bank "{bank_id}" has no context yet: no profile, working memory or memory for this turn.'
+    """The block as it goes into a system prompt; a sentence when it is empty."""
+    if block.text:
+        return block.text
+    if block.budget == 0:
+        return f'No context from bank "{bank_id}": a budget of 0 tokens holds none (what was said is observed).'
+    return f'Bank "{bank_id}" has no context yet: no profile, working memory or memory for this turn.'
 
 
 def working_memory_text(memory: WorkingMemory) -> str:
@@ -133,3 +138,43 @@ def working_memory_text(memory: WorkingMemory) -> str:
         head = (f'Working memory of scope "{memory.scope}": version {memory.version}, of '
                 f"{memory.created_at.date().isoformat()}{why}.")
     return f"{head}\n\n{memory.content}" if memory.content.strip() else f"{head} It is empty."
+
+
+def versions_text(scope: str, versions: list[WorkingMemory]) -> str:
+    """One line per stored version, oldest first: its number, day, what it restored, its note and its beginning."""
+    if not versions:
+        return f'Working memory of scope "{scope}" has no stored version: version 0, the template, is current.'
+    lines = [f'Working memory of scope "{scope}": {_plural(len(versions), "version")}, oldest first:']
+    for v in versions:
+        day = v.created_at.date().isoformat() if v.created_at is not None else "template"
+        restored = f", restores version {v.reverted_from}" if v.reverted_from is not None else ""
+        note = f"; {v.note}" if v.note else ""
+        lines.append(f"- version {v.version}, {day}{restored}{note}: {_snippet(v.content) or '(empty)'}")
+    return "\n".join(lines)
+
+
+def _log_lines(entries: list[LogEntry]) -> list[str]:
+    return [f"- {e.said_at.date().isoformat()} [{e.priority.value}] {e.text}" for e in entries]
+
+
+def _log_name(bank_id: str, thread_id: str | None) -> str:
+    return f'bank "{bank_id}"' + (f', thread "{thread_id}"' if thread_id is not None else "")
+
+
+def log_text(bank_id: str, thread_id: str | None, entries: list[LogEntry]) -> str:
+    """The log, oldest first: the day each entry was said (UTC), its priority and its text."""
+    if not entries:
+        return f"The observation log of {_log_name(bank_id, thread_id)} is empty: observe (or context) fills it."
+    head = f"The observation log of {_log_name(bank_id, thread_id)}: {_plural(len(entries), 'entry')}, oldest first:"
+    return "\n".join([head, *_log_lines(entries)])
+
+
+def observe_text(bank_id: str, report: ObserveReport, entries: list[LogEntry]) -> str:
+    """What an observe read and added, then the log's newest entries, as many as it appended."""
+    thread = None if report.scope == BANK_SCOPE else report.scope
+    condensed = "; the log was condensed" if report.condensed else ""
+    head = (f"Observed {_plural(report.units, 'memory')} not logged before into the log of "
+            f"{_log_name(bank_id, thread)}: {_plural(report.appended, 'entry')} added{condensed}; it holds "
+            f"{_plural(report.entries, 'entry')}.")
+    newest = entries[-report.appended:] if report.appended else []
+    return "\n".join([head, "Newest entries:", *_log_lines(newest)]) if newest else head

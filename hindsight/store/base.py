@@ -492,8 +492,9 @@ class Unobserved:
 
 
 class ContextStore(ABC):
-    """What the context an agent sends is made of besides units: each scope's versioned working memory, and the
-    append-only observation log with the units each scope has observed. A scope is "bank" or a thread id."""
+    """What the context an agent sends is made of besides units: each scope's versioned working memory, the
+    append-only observation log with the units each scope has observed, and the last block each scope was sent (for
+    its stable prefix). A scope is "bank" or a thread id."""
 
     @abstractmethod
     def working_memory_format(self, bank_id: str) -> WorkingMemoryFormat | None: ...
@@ -533,6 +534,12 @@ class ContextStore(ABC):
     def replace_observation_log(self, bank_id: str, scope: str, before: list[int], entries: list[LogEntry]) -> bool:
         """Replace the scope's log by `entries` (a condensed log), if its entries are still those of the seqs
         `before`; returns whether it did. Units whose entries are gone stay observed."""
+
+    @abstractmethod
+    def swap_context_block(self, bank_id: str, scope: str, text: str) -> str:
+        """Keep `text` as the scope's last context block and return the one it replaces ("" for the first), in one
+        transaction, so that of two processes' swaps one returns the other's text (BankNotFoundError without the
+        bank). A forget (WriteBatch.scrub) and delete_bank drop the bank's blocks."""
 
 
 class MemoryStore(BankStore, GraphStore, WorkQueue, OperationLog, UsageLog, Integrity, ContextStore):

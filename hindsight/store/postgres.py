@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 # Tables whose rows hold a unit's text or what was derived from it: vacuumed after a forget.
 _TEXT_TABLES = ("units", "documents", "entities", "entity_aliases", "entity_keys", "claims", "opinion_history",
                 "pending_work", "lex_docs", "lex_terms", "lex_postings", "observation_log", "observed_units",
-                "observe_again", "working_memory", "working_memory_formats")
+                "observe_again", "working_memory", "working_memory_formats", "context_blocks")
 
 
 def _bank_key(bank_id: str) -> str:

@@ -129,8 +129,14 @@ CREATE TABLE observe_again(
 CREATE INDEX units_bank_network_label ON units(bank_id, network, label);
 """
 
+# The last context block of each scope, so that every process sharing the bank reports the same stable prefix.
+_V5 = """
+CREATE TABLE context_blocks(
+    bank_id TEXT NOT NULL, scope TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY(bank_id, scope));
+"""
+
 # Append only: a released migration is never edited, and its number is its place in this list.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]
 
 
 def migrate(conn: Connection[Any]) -> int:

@@ -1,4 +1,5 @@
-"""Working memory and the observation log of the store (store/base.py ContextStore), in the SQL both backends run."""
+"""Working memory, the observation log and the last context blocks of the store (store/base.py ContextStore), in
+the SQL both backends run."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ _MEMORY_COLUMNS = "scope, version, content, note, created_at, reverted_from"
 _LOG_COLUMNS = "seq, scope, priority, text, observed_at, said_at, refers_start, refers_end, sources"
 # Tables of the bank's rows, emptied by delete_bank.
 CONTEXT_TABLES = ("working_memory_formats", "working_memory", "observation_log", "observed_units", "observe_marks",
-                  "observe_again")
+                  "observe_again", "context_blocks")
 
 
 class ContextQueries:
@@ -163,6 +164,22 @@ class ContextQueries:
             for part in _chunks(e.sources):
                 c.execute(f"UPDATE observed_units SET entry=? WHERE bank_id=? AND scope=? AND unit_id IN "
                           f"({_marks(len(part))})", (row[0], bank_id, scope, *part))
+
+    # -- the last block of each scope ------------------------------------------------------------
+    def swap_context_block(self, bank_id: str, scope: str, text: str) -> str:
+        with self._tx() as c:
+            _bank_exists(c, bank_id)
+            # The upsert locks the scope's row (Postgres: until the commit), so a concurrent swap reads this text.
+            c.execute("INSERT INTO context_blocks(bank_id, scope, text) VALUES(?,?,'') "
+                      "ON CONFLICT(bank_id, scope) DO UPDATE SET text=context_blocks.text", (bank_id, scope))
+            row = c.execute("SELECT text FROM context_blocks WHERE bank_id=? AND scope=?", (bank_id, scope)).fetchone()
+            c.execute("UPDATE context_blocks SET text=? WHERE bank_id=? AND scope=?", (text, bank_id, scope))
+        return str(row[0])
+
+    @staticmethod
+    def _forget_blocks(c: Tx, bank_id: str) -> None:
+        """Inside a forget: the bank's blocks may quote what it removes."""
+        c.execute("DELETE FROM context_blocks WHERE bank_id=?", (bank_id,))
 
     @staticmethod
     def _forget_observed(c: Tx, bank_id: str, unit_ids: Sequence[str]) -> None:

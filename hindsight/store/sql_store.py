@@ -136,6 +136,7 @@ class SqlStore(ContextQueries, GraphQueries, IndexQueries, IntegrityQueries, Ope
             self._queue_pending(c, bank_id, batch.pending)
             if batch.scrub:
                 self._mark_scrub(c, bank_id)
+                self._forget_blocks(c, bank_id)
             # Only now, after the batch's new units took their entities, is it known which are orphans.
             self._drop_orphans(c, bank_id, entities, documents)
             changes = [*(("del", x) for x in deleted), *(("add", x) for x in added), *updated]

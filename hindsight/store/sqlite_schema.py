@@ -92,7 +92,8 @@ CREATE INDEX IF NOT EXISTS operations_bank ON operations(bank_id);
 CREATE INDEX IF NOT EXISTS operations_finished ON operations(finished_at);
 """
 
-# Added after REASONING_SCHEMA shipped, the same way: working memory and the observation log (store/sql_context.py).
+# Added after REASONING_SCHEMA shipped, the same way: working memory, the observation log and each scope's last
+# context block (store/sql_context.py).
 CONTEXT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS working_memory_formats(
     bank_id TEXT PRIMARY KEY, format TEXT NOT NULL, updated_at REAL NOT NULL) WITHOUT ROWID;
@@ -115,6 +116,8 @@ CREATE TABLE IF NOT EXISTS observe_marks(
 CREATE TABLE IF NOT EXISTS observe_again(
     bank_id TEXT NOT NULL, scope TEXT NOT NULL, unit_id TEXT NOT NULL,
     PRIMARY KEY(bank_id, scope, unit_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS context_blocks(
+    bank_id TEXT NOT NULL, scope TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY(bank_id, scope));
 """
 
 # Columns added to existing tables after they shipped: (table, column, definition).
