@@ -13,7 +13,7 @@ import pytest
 from hindsight import Bank, Hindsight, HindsightConfig, Message, Network
 from hindsight.embed.base import Embedder
 from hindsight.errors import InvalidInputError
-from hindsight.memory_context.block import ContextBlock
+from hindsight.memory_context.block import ContextBlock, stable_prefix
 from hindsight.recall.format import TokenCounter
 from hindsight.reflect.writer import OPINIONS_DOCUMENT, DerivedUnit, UnitWriter
 from tests.postgres_server import config_for
@@ -184,3 +184,10 @@ def test_no_query_no_recall_and_bad_arguments_are_typed(hs: Hindsight) -> None:
                    {"query_time": "not a date"}, {"query": 7}, {"query": "x\ud800"}):
         with pytest.raises(InvalidInputError):
             bank.context(**kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("previous", "text", "same"), [
+    ("", "abc", 0), ("abc", "abc", 3), ("abcd", "abXd", 2), ("ab", "abc", 2), ("é€x", "é€y", 2),
+])
+def test_stable_prefix_counts_shared_leading_characters(previous: str, text: str, same: int) -> None:
+    assert stable_prefix(previous, text) == same

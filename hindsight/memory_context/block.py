@@ -18,6 +18,7 @@ a condensed log fits it whole.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -200,8 +201,4 @@ def _fit_recalled(hits: list[RecallHit], logged: set[str], room: int, query_time
 
 def stable_prefix(previous: str, text: str) -> int:
     """How many leading characters `text` shares with `previous`."""
-    n = min(len(previous), len(text))
-    same = 0
-    while same < n and previous[same] == text[same]:
-        same += 1
-    return same
+    return len(os.path.commonprefix([previous, text]))  # noqa: RUF071 - characters wanted, not path parts
