@@ -16,6 +16,7 @@ from hindsight.temporal.expressions import (
     find_time_expressions,
     format_date,
     format_relative,
+    format_span,
     parse_interval,
 )
 
@@ -446,6 +447,28 @@ def test_date_words_never_raise(text: str, reference: datetime) -> None:
 )
 def test_format_date(value: datetime, expected: str) -> None:
     assert format_date(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "expected"),
+    [
+        (datetime(2024, 6, 9), None, "Sunday, June 9, 2024"),
+        (datetime(2024, 6, 9, 8), datetime(2024, 6, 9, 20), "Sunday, June 9, 2024"),
+        (datetime(2024, 6, 9), datetime(2024, 6, 12, 23, 59), "June 9 to 12, 2024"),
+        (datetime(2024, 5, 30), datetime(2024, 6, 2), "May 30 to June 2, 2024"),
+        (datetime(2023, 12, 30), datetime(2024, 1, 2), "December 30, 2023 to January 2, 2024"),
+        (datetime(2024, 2, 1), datetime(2024, 2, 29, 23, 59, 59), "February 2024"),
+        (datetime(2023, 2, 1), datetime(2023, 2, 28), "February 2023"),
+        (datetime(2024, 2, 1), datetime(2024, 2, 28), "February 1 to 28, 2024"),  # a leap year: not all of it
+        (datetime(2024, 5, 1), datetime(2024, 7, 31), "May to July 2024"),
+        (datetime(2022, 12, 1), datetime(2023, 2, 28), "December 2022 to February 2023"),
+        (datetime(2024, 1, 1), datetime(2024, 12, 31), "2024"),
+        (datetime(2020, 1, 1), datetime(2024, 12, 31), "2020 to 2024"),
+        (datetime(2024, 6, 9), datetime(2024, 6, 1), "Sunday, June 9, 2024"),  # an end before the start
+    ],
+)
+def test_format_span_names_days_as_briefly_as_they_allow(start: datetime, end: datetime | None, expected: str) -> None:
+    assert format_span(start, end) == expected
 
 
 @pytest.mark.parametrize(

