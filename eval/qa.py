@@ -21,6 +21,7 @@ from eval.haystack import Haystack, Retrieved
 from eval.hindsight_system import HindsightSystem
 from eval.metrics import grouped_means, mean_metrics
 from eval.runner import Query, QuestionResult, Runner, System, print_groups, print_summary, write_reports
+from hindsight import Bank
 from hindsight.embed.base import Embedder
 from hindsight.errors import LLMError
 from hindsight.llm.base import LLM, ChatMessage, LLMResponse
@@ -166,6 +167,9 @@ def add_qa_args(parser: Any) -> None:
     parser.add_argument("--judge-llm", help="judge model: local model name, base URL or YAML file (required)")
     parser.add_argument("--answer-budget", type=int, default=2048, help="recall budget of the answer context")
     parser.add_argument("--answer-max-tokens", type=int, default=200)
+    parser.add_argument("--context", nargs="+", choices=CONTEXTS, default=["recall"],
+                        help="what the answer model reads: the recalled hits, or the context block of bank.context() "
+                             "(working memory, the observation log, then recall); several run one after the other")
 
 
 @dataclass
@@ -185,27 +189,45 @@ def _complete(llm: LLM, prompt: list[ChatMessage], max_tokens: int) -> LLMRespon
         return LLMResponse(f"[error: {exc}]")  # graded as wrong and kept in the detail, never dropped
 
 
-class QASystem:
-    """A hindsight system that answers each question from its recall with the answer model."""
+# What the answer model reads: the recalled hits, or the context block (bank.context), in `budget` tokens.
+CONTEXTS = ("recall", "block")
 
-    def __init__(self, inner: HindsightSystem, models: QAModels, budget: int) -> None:
+
+def system_name(system: str, context: str) -> str:
+    """A QA system's name: the hindsight system, with "+block" when it answers from the context block."""
+    return system if context == "recall" else f"{system}+{context}"
+
+
+class QASystem:
+    """A hindsight system that answers each question from its recall (or its context block) with the answer model."""
+
+    def __init__(self, inner: HindsightSystem, models: QAModels, budget: int, context: str = "recall") -> None:
         self.inner = inner
-        self.name = inner.name
+        self.name = system_name(inner.name, context)
         self.models = models
         self.budget = budget
+        self.context = context
+
+    def _memories(self, bank: Bank, query: str, query_time: datetime) -> tuple[str, list[str]]:
+        """The memories' text and the units it shows (the block: the units it recalled)."""
+        if self.context == "block":
+            block = bank.context(query=query, budget=self.budget, query_time=query_time)
+            return block.text, block.recalled
+        recalled = bank.recall(query, budget=self.budget, query_time=query_time)
+        return "\n".join(h.context for h in recalled.hits), [h.unit.id for h in recalled.hits]
 
     def retrieve(self, haystack: Haystack, query: str, query_time: datetime) -> Retrieved:
         bank, retain_s = self.inner.bank(haystack)
         start = time.perf_counter()
-        recalled = bank.recall(query, budget=self.budget, query_time=query_time)
-        memories = "\n".join(h.context for h in recalled.hits) or "(no memories)"
+        text, unit_ids = self._memories(bank, query, query_time)
+        memories = text or "(no memories)"
         user = f"Current date: {query_time:%Y-%m-%d}\n\nMemories:\n{memories}\n\nQuestion: {query}\nAnswer:"
         recall_s = time.perf_counter() - start
         response = _complete(self.models.answer, [ChatMessage("system", ANSWER_SYSTEM), ChatMessage("user", user)],
                              self.models.answer_max_tokens)
         usage = _Usage()
         usage.add("answer", response)
-        turns = [t for h in recalled.hits for t in h.unit.source.turn_ids]
+        turns = [t for u in unit_ids for t in bank.get_unit(u).source.turn_ids]
         return Retrieved(ranked_turns=list(dict.fromkeys(turns)), packed={self.budget: set(turns)},
                          timings={"retain": retain_s, "recall": recall_s,
                                   "answer": time.perf_counter() - start - recall_s},
@@ -246,15 +268,17 @@ class QARunner(Runner):
         self.budget = budget
 
     def system(self, name: str) -> System:
-        inner = super().system(name)
+        base, _, context = name.partition("+")
+        inner = super().system(base)
         if not isinstance(inner, HindsightSystem):
             raise SystemExit(f"answer mode runs hindsight systems only, not {name}")
-        return QASystem(inner, self.models, self.budget)
+        return QASystem(inner, self.models, self.budget, context or "recall")
 
     def system_config(self, name: str) -> dict[str, Any]:
-        return {**super().system_config(name), "answer_llm": self.models.answer_name,
+        base, _, context = name.partition("+")
+        return {**super().system_config(base), "answer_llm": self.models.answer_name,
                 "judge_llm": self.models.judge_name, "answer_budget": self.budget,
-                "answer_max_tokens": self.models.answer_max_tokens}
+                "answer_max_tokens": self.models.answer_max_tokens, "context": context or "recall"}
 
 
 QA_COLUMNS = ("accuracy", "task_averaged_accuracy", "total_answer_prompt_tokens", "total_judge_prompt_tokens")
@@ -277,7 +301,8 @@ def run_answer(args: Any, run: QARun, embedder: Embedder | None, models: QAModel
     """Answer and judge every question with each requested hindsight system (default: hindsight), write and print."""
     runner = QARunner(args, run.dataset, run.group_key, {"mode": "answer", "judge": run.judge_name}, embedder,
                       models=models or models_from_args(args), budget=args.answer_budget)
-    reports = runner.run(args.system or ["hindsight"], run.queries,
+    systems = [system_name(s, c) for s in args.system or ["hindsight"] for c in args.context]
+    reports = runner.run(systems, run.queries,
                          lambda q, retrieved: judge(runner.models, q.text, run.gold[q.id], retrieved), summarize_qa)
     write_reports(args.out, reports, run.extra)
     print_summary(run.title, reports, QA_COLUMNS)

@@ -75,6 +75,22 @@ def test_longmemeval_answer_mode_flow_and_resume(tmp_path: Path, minilm: Embedde
     assert longmemeval.main(_argv(FIXTURES / "longmemeval_tiny.json", tmp_path), minilm, models) == 0
 
 
+def test_answer_mode_reads_the_context_block_beside_plain_recall(tmp_path: Path, minilm: Embedder) -> None:
+    models, answer, _ = _models(["Lisbon.", "I do not know.", "Lisbon.", "I do not know."], ["yes"] * 4)
+    argv = [*_argv(FIXTURES / "longmemeval_tiny.json", tmp_path), "--context", "recall", "block"]
+    assert longmemeval.main(argv, minilm, models) == 0
+    summary = json.loads((tmp_path / "qa.json").read_text())
+    assert summary["systems"] == ["hindsight", "hindsight+block"]
+    assert summary["config"]["hindsight+block"]["context"] == "block"
+    block_report = json.loads((tmp_path / "qa.hindsight+block.json").read_text())
+    assert block_report["questions"] == 2 and block_report["metrics"]["total_answer_calls"] == 2
+    plain, block = answer.prompts[0][1].content, answer.prompts[2][1].content
+    assert "Lisbon" in plain and "Lisbon" in block
+    # The block holds the observation log (here with the move) and "now"; plain recall holds dated hits only.
+    assert "## Observations" not in plain and "## Now" not in plain
+    assert block.index("## Observations") < block.index("Lisbon") < block.index("## Now")
+
+
 def test_locomo_answer_mode_grades_categories_1_to_4(tmp_path: Path, minilm: Embedder) -> None:
     models, _, judge = _models(["The cello.", "In May."], ['{"label": "CORRECT"}', '{"label": "WRONG"}'])
     assert locomo.main(_argv(FIXTURES / "locomo_tiny.json", tmp_path), minilm, models) == 0
