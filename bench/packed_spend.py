@@ -47,7 +47,7 @@ def spend(hit: RecallHit, query_time: datetime, counter: TokenCounter) -> dict[s
     body = hit.context[len(header):]
     elided = ELISION.findall(body)
     start = reply_start(body, hit.unit.source.agent_names)
-    agent = ELISION.sub("", body[start:]) if start is not None else ""
+    agent = ELISION.sub("", body[body.index(": ", start) + 2:]) if start is not None else ""  # after its label
     parts = {"header": counter.count(header), "elision": sum(counter.count(e) for e in elided),
              "agent": counter.count(agent) if agent.strip() else 0}
     parts["person"] = max(0, hit.tokens - sum(parts.values()))
