@@ -16,12 +16,15 @@ from eval.metrics import PackedHit, TurnText, flatten_turns, shown_turns
 from hindsight import Bank, Hindsight, HindsightConfig, RetainRequest
 from hindsight.config import ALL_CHANNELS
 from hindsight.embed.base import Embedder
+from hindsight.memory_context.block import ContextBlock
 from hindsight.models import is_assistant_role
 from hindsight.recall.types import RecallHit
 
 HINDSIGHT_SYSTEMS = (
     "hindsight", "hindsight-no-semantic", "hindsight-no-lexical", "hindsight-no-graph", "hindsight-no-temporal",
 )
+# hindsight packing its budget as the context block (bank.context: working memory, the observation log, then recall).
+BLOCK_SYSTEM = "hindsight+block"
 # The ranking call must not be cut by packing, so its budget is effectively unlimited; `depth` caps its hits.
 UNLIMITED_BUDGET = 10_000_000
 
@@ -63,14 +66,23 @@ def packed_hits(hits: Iterable[RecallHit]) -> Iterator[PackedHit]:
         yield PackedHit(h.unit.source.turn_ids, h.text, h.context)
 
 
+def block_turns(bank: Bank, block: ContextBlock, turns: Mapping[str, TurnText]) -> set[str]:
+    """Turns a context block shows: those of the units its observation log was written from (the log retells what
+    was said), and of its recalled units those whose text the block holds (as shown_turns reads a packed hit)."""
+    shown = {t for unit_id in block.logged for t in bank.get_unit(unit_id).source.turn_ids}
+    recalled = [bank.get_unit(u) for u in block.recalled]
+    return shown | shown_turns((PackedHit(u.source.turn_ids, u.text, block.text) for u in recalled), turns)
+
+
 class HindsightSystem:
     """Retains each haystack once (banks persist under the memory directory) and answers queries with recall."""
 
     def __init__(
         self, name: str, memdir: Path, embedder: Embedder, budgets: Sequence[int], depth: int, config: HindsightConfig,
-        code: str = "",
+        code: str = "", block: bool = False,
     ) -> None:
         self.name = name
+        self.block = block
         self.config = config
         self.budgets = tuple(budgets)
         self.depth = depth
@@ -113,6 +125,10 @@ class HindsightSystem:
                  for m in d.messages if m.id}
         packed: dict[int, set[str]] = {}
         for budget in self.budgets:
+            if self.block:
+                packed[budget] = block_turns(bank, bank.context(query=query, budget=budget, query_time=query_time),
+                                             turns)
+                continue
             result = bank.recall(query, budget=budget, query_time=query_time)
             # A turn counts when the packed context shows its text, not merely when its unit is packed.
             packed[budget] = shown_turns(packed_hits(result.hits), turns)

@@ -167,9 +167,6 @@ def add_qa_args(parser: Any) -> None:
     parser.add_argument("--judge-llm", help="judge model: local model name, base URL or YAML file (required)")
     parser.add_argument("--answer-budget", type=int, default=2048, help="recall budget of the answer context")
     parser.add_argument("--answer-max-tokens", type=int, default=200)
-    parser.add_argument("--context", nargs="+", choices=CONTEXTS, default=["recall"],
-                        help="what the answer model reads: the recalled hits, or the context block of bank.context() "
-                             "(working memory, the observation log, then recall); several run one after the other")
 
 
 @dataclass
@@ -189,28 +186,19 @@ def _complete(llm: LLM, prompt: list[ChatMessage], max_tokens: int) -> LLMRespon
         return LLMResponse(f"[error: {exc}]")  # graded as wrong and kept in the detail, never dropped
 
 
-# What the answer model reads: the recalled hits, or the context block (bank.context), in `budget` tokens.
-CONTEXTS = ("recall", "block")
-
-
-def system_name(system: str, context: str) -> str:
-    """A QA system's name: the hindsight system, with "+block" when it answers from the context block."""
-    return system if context == "recall" else f"{system}+{context}"
-
-
 class QASystem:
-    """A hindsight system that answers each question from its recall (or its context block) with the answer model."""
+    """A hindsight system that answers each question from its recall (or, for hindsight+block, its context block)
+    with the answer model."""
 
-    def __init__(self, inner: HindsightSystem, models: QAModels, budget: int, context: str = "recall") -> None:
+    def __init__(self, inner: HindsightSystem, models: QAModels, budget: int) -> None:
         self.inner = inner
-        self.name = system_name(inner.name, context)
+        self.name = inner.name
         self.models = models
         self.budget = budget
-        self.context = context
 
     def _memories(self, bank: Bank, query: str, query_time: datetime) -> tuple[str, list[str]]:
         """The memories' text and the units it shows (the block: the units it recalled)."""
-        if self.context == "block":
+        if self.inner.block:
             block = bank.context(query=query, budget=self.budget, query_time=query_time)
             return block.text, block.recalled
         recalled = bank.recall(query, budget=self.budget, query_time=query_time)
@@ -268,17 +256,15 @@ class QARunner(Runner):
         self.budget = budget
 
     def system(self, name: str) -> System:
-        base, _, context = name.partition("+")
-        inner = super().system(base)
+        inner = super().system(name)
         if not isinstance(inner, HindsightSystem):
             raise SystemExit(f"answer mode runs hindsight systems only, not {name}")
-        return QASystem(inner, self.models, self.budget, context or "recall")
+        return QASystem(inner, self.models, self.budget)
 
     def system_config(self, name: str) -> dict[str, Any]:
-        base, _, context = name.partition("+")
-        return {**super().system_config(base), "answer_llm": self.models.answer_name,
+        return {**super().system_config(name), "answer_llm": self.models.answer_name,
                 "judge_llm": self.models.judge_name, "answer_budget": self.budget,
-                "answer_max_tokens": self.models.answer_max_tokens, "context": context or "recall"}
+                "answer_max_tokens": self.models.answer_max_tokens}
 
 
 QA_COLUMNS = ("accuracy", "task_averaged_accuracy", "total_answer_prompt_tokens", "total_judge_prompt_tokens")
@@ -301,8 +287,7 @@ def run_answer(args: Any, run: QARun, embedder: Embedder | None, models: QAModel
     """Answer and judge every question with each requested hindsight system (default: hindsight), write and print."""
     runner = QARunner(args, run.dataset, run.group_key, {"mode": "answer", "judge": run.judge_name}, embedder,
                       models=models or models_from_args(args), budget=args.answer_budget)
-    systems = [system_name(s, c) for s in args.system or ["hindsight"] for c in args.context]
-    reports = runner.run(systems, run.queries,
+    reports = runner.run(args.system or ["hindsight"], run.queries,
                          lambda q, retrieved: judge(runner.models, q.text, run.gold[q.id], retrieved), summarize_qa)
     write_reports(args.out, reports, run.extra)
     print_summary(run.title, reports, QA_COLUMNS)

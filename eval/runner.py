@@ -21,7 +21,7 @@ from tqdm import tqdm
 import hindsight
 from eval.baselines import BASELINES, BM25_TOKENIZERS, RRF_K, BaselineSystem, VectorCache
 from eval.haystack import Haystack, Retrieved
-from eval.hindsight_system import HINDSIGHT_SYSTEMS, HindsightSystem, retain_key, system_config
+from eval.hindsight_system import BLOCK_SYSTEM, HINDSIGHT_SYSTEMS, HindsightSystem, retain_key, system_config
 from eval.metrics import BUDGETS
 from eval.postgres import postgres_dsn
 from hindsight import HindsightConfig
@@ -30,7 +30,8 @@ from hindsight.embed.base import Embedder
 from hindsight.embed.factory import make_embedder
 from hindsight.errors import ConfigError
 
-ALL_SYSTEMS = (*BASELINES, *HINDSIGHT_SYSTEMS)
+DEFAULT_SYSTEMS = (*BASELINES, *HINDSIGHT_SYSTEMS)
+ALL_SYSTEMS = (*DEFAULT_SYSTEMS, BLOCK_SYSTEM)
 # Redirected output (a log file) gets the full table instead of 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
 
@@ -89,8 +90,8 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
 
 
 def chosen_systems(requested: list[str] | None) -> list[str]:
-    """The requested systems, once each; by default every system."""
-    return list(dict.fromkeys(requested)) if requested else list(ALL_SYSTEMS)
+    """The requested systems, once each; by default the baselines and hindsight with its ablations."""
+    return list(dict.fromkeys(requested)) if requested else list(DEFAULT_SYSTEMS)
 
 
 def config_overrides(spec: str | Path | None) -> dict[str, Any] | None:
@@ -180,18 +181,20 @@ class Runner:
         return self._embedders[key]
 
     def system(self, name: str) -> System:
-        if name in HINDSIGHT_SYSTEMS:
+        if name in HINDSIGHT_SYSTEMS or name == BLOCK_SYSTEM:
             config = self.hindsight_config(name)
             # Banks retained under another extractor or retain config hold other units under the same bank id.
             memdir = self.args.work / f"hindsight-{self.dataset}-{retain_key(config)}"
             embedder = self.embedder(config.embedder)
-            return HindsightSystem(name, memdir, embedder, self.args.budgets, self.args.depth, config, self.code)
+            return HindsightSystem(name, memdir, embedder, self.args.budgets, self.args.depth, config, self.code,
+                                   block=name == BLOCK_SYSTEM)
         if name != "bm25" and self._vectors is None:
             self._vectors = VectorCache(self.args.work / "vectors.sqlite", self.embedder())
         return BaselineSystem(name, self.args.budgets, self._vectors, self.args.bm25_tokens)
 
     def hindsight_config(self, name: str) -> HindsightConfig:
-        config = system_config(name, self.args.extractor, config_overrides(self.args.config))
+        base = "hindsight" if name == BLOCK_SYSTEM else name
+        config = system_config(base, self.args.extractor, config_overrides(self.args.config))
         if getattr(self.args, "store", "sqlite") == "postgres":
             dsn = postgres_dsn(self.args.work / "postgres")
             config = config.updated({"store": {"backend": "postgres", "dsn": dsn}})
@@ -199,10 +202,11 @@ class Runner:
 
     @functools.cache  # noqa: B019 - one runner per process
     def system_config(self, name: str) -> dict[str, Any]:
-        if name in HINDSIGHT_SYSTEMS:
+        if name in HINDSIGHT_SYSTEMS or name == BLOCK_SYSTEM:
             config = self.hindsight_config(name).model_dump(mode="json")
             config["store"]["dsn"] = None  # where the database is, and its password, are not results
-            return {"hindsight": config, "depth": self.args.depth}
+            block = {"packing": "block"} if name == BLOCK_SYSTEM else {}
+            return {"hindsight": config, "depth": self.args.depth, **block}
         bm25 = {"bm25_tokens": self.args.bm25_tokens}
         return {"dense": {}, "bm25": bm25, "hybrid": {**bm25, "rrf_k": RRF_K}}[name]
 

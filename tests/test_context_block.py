@@ -71,6 +71,9 @@ def test_the_block_goes_from_the_most_stable_to_this_turns_memories(hs: Hindsigh
     assert block.recalled and all(f"({ago})" in recalled for ago in ["9 days ago"])  # the movie, dated
     assert "Thai food" not in recalled  # what the log shows is not recalled again
     assert block.stable_prefix == 0  # the thread's first block
+    # `logged` names the units the shown entries were written from: the move among them.
+    assert any("Denver" in bank.get_unit(u).text for u in block.logged)
+    assert set(block.logged) == {s for e in bank.observation_log() for s in e.sources}
 
 
 def test_inferences_are_marked_and_come_after_what_the_person_said(hs: Hindsight) -> None:

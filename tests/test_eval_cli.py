@@ -107,6 +107,18 @@ def test_hindsight_end_to_end(tmp_path: Path, minilm: Embedder) -> None:
     assert report["questions"] == 3 and report["metrics"]["evidence_recall@50"] == 1.0
 
 
+def test_the_context_block_as_a_system_packs_its_budget_as_the_block(tmp_path: Path, minilm: Embedder) -> None:
+    out = _run(locomo, LOCOMO, tmp_path, ["hindsight", "hindsight+block"], minilm)
+    plain, block = _load(out.with_name("result.hindsight.json")), _load(out.with_name("result.hindsight+block.json"))
+    assert block["config"]["packing"] == "block" and "packing" not in plain["config"]
+    # The same ranking call; only what a budget holds differs, and the tiny conversation fits either whole.
+    assert [r["detail"]["ranked_turns"] for r in block["per_question"]] == \
+        [r["detail"]["ranked_turns"] for r in plain["per_question"]]
+    assert block["metrics"]["budget_evidence_recall@4096"] == plain["metrics"]["budget_evidence_recall@4096"] == 1.0
+    # The default run leaves the block out.
+    assert "hindsight+block" not in _load(_run(locomo, LOCOMO, tmp_path / "all", [], minilm))["systems"]
+
+
 def test_hindsight_on_postgres_ranks_as_on_sqlite(tmp_path: Path, minilm: Embedder,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.postgres_server import fresh_database, postgres_dsn

@@ -77,11 +77,12 @@ def test_longmemeval_answer_mode_flow_and_resume(tmp_path: Path, minilm: Embedde
 
 def test_answer_mode_reads_the_context_block_beside_plain_recall(tmp_path: Path, minilm: Embedder) -> None:
     models, answer, _ = _models(["Lisbon.", "I do not know.", "Lisbon.", "I do not know."], ["yes"] * 4)
-    argv = [*_argv(FIXTURES / "longmemeval_tiny.json", tmp_path), "--context", "recall", "block"]
+    systems = ["--system", "hindsight", "--system", "hindsight+block"]
+    argv = [*_argv(FIXTURES / "longmemeval_tiny.json", tmp_path), *systems]
     assert longmemeval.main(argv, minilm, models) == 0
     summary = json.loads((tmp_path / "qa.json").read_text())
     assert summary["systems"] == ["hindsight", "hindsight+block"]
-    assert summary["config"]["hindsight+block"]["context"] == "block"
+    assert summary["config"]["hindsight+block"]["packing"] == "block"
     block_report = json.loads((tmp_path / "qa.hindsight+block.json").read_text())
     assert block_report["questions"] == 2 and block_report["metrics"]["total_answer_calls"] == 2
     plain, block = answer.prompts[0][1].content, answer.prompts[2][1].content

@@ -58,6 +58,7 @@ class ContextBlock(BaseModel):
     query_time: datetime
     stable_prefix: int = 0
     recalled: list[str] = []  # the unit ids of the recalled section, in its order
+    logged: list[str] = []  # the units the observation log's shown entries were written from
 
 
 @dataclass(frozen=True)
@@ -85,9 +86,9 @@ def build(parts: BlockParts, recall: Recall | None, budget: int, query_time: dat
         if counter.count(now) <= _room(sections, budget, counter):
             _add(sections, "now", now, counter)
     recalled: list[str] = []
+    logged = {s for e in shown for s in e.sources}
     room = _room(sections, budget, counter)
     if recall is not None and room > 0:
-        logged = {s for e in shown for s in e.sources}
         hits = sorted(recall(room), key=lambda h: h.unit.network in _INFERRED)  # stable: the person's first
         text, recalled = _fit_recalled(hits, logged, room, query_time, counter)
         _add(sections, "recalled", text, counter)
@@ -96,7 +97,7 @@ def build(parts: BlockParts, recall: Recall | None, budget: int, query_time: dat
         sections.pop()
         text = _SEPARATOR.join(s.text for s in sections)
     return ContextBlock(text=text, sections=sections, tokens=counter.count(text), budget=budget,
-                        query_time=query_time, recalled=recalled)
+                        query_time=query_time, recalled=recalled, logged=sorted(logged))
 
 
 def log_room(parts: BlockParts, budget: int, counter: TokenCounter) -> int:
