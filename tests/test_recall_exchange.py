@@ -56,6 +56,10 @@ def test_a_ranked_reply_is_packed_below_the_turn_it_answers_and_that_turn_once(h
     turns = {"q": TurnText(_ASK, False), "a": TurnText(_reply(), True)}
     assert {"q", "a"} <= shown_turns(packed_hits(result.hits), turns)
     assert [p.turn_ids for p in packed_hits([first])] == [["q"], ["a"]]  # the question is shown first
+    # The context block shows the exchange the same way, and names both units, the question first.
+    block = bank.context("How long should crate sessions last?", budget=2000, query_time=WHEN, observe=False)
+    assert block.recalled[:2] == [first.question.id, first.unit.id]
+    assert _ASK in block.text and _CRATE in block.text
 
 
 def test_a_reply_on_the_person_and_not_on_the_agent_packs_as_its_question(hs: Hindsight) -> None:

@@ -57,7 +57,7 @@ class ContextBlock(BaseModel):
     budget: int
     query_time: datetime
     stable_prefix: int = 0
-    recalled: list[str] = []  # the unit ids of the recalled section, in its order
+    recalled: list[str] = []  # the units the recalled section shows, in its order (a reply's question first)
     logged: list[str] = []  # the units the observation log's shown entries were written from
 
 
@@ -196,7 +196,7 @@ def _fit_recalled(hits: list[RecallHit], logged: set[str], room: int, query_time
         line = _hit_line(hit, logged, query_time)
         if line is not None and counter.count("\n".join([_RECALL_HEADING, *lines, line])) <= room:
             lines.append(line)
-            ids.append(hit.unit.id)
+            ids += [*([hit.question.id] if hit.question is not None else []), hit.unit.id]
     return ("\n".join([_RECALL_HEADING, *lines]), ids) if lines else (None, [])
 
 
