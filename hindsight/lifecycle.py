@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 from hindsight.errors import HindsightError
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class CallGate:
@@ -52,3 +57,32 @@ class CallGate:
         with self._cond:
             self._open = False
             self._cond.wait_for(lambda: self._active <= mine)
+
+
+class _Engine(Protocol):
+    def call(self) -> AbstractContextManager[None]: ...
+
+
+class Gated(Protocol):
+    """An object whose public calls pass both its engine's gate and its own (a Bank)."""
+
+    @property
+    def _services(self) -> _Engine: ...
+
+    @property
+    def _gate(self) -> CallGate: ...
+
+
+G = TypeVar("G", bound=Gated)
+
+
+def public_call(method: Callable[Concatenate[G, P], R]) -> Callable[Concatenate[G, P], R]:
+    """A public call: refused once the engine is closed (StoreClosedError) or the object shut (its gate's error),
+    and waited for by the close or shut that comes while it runs."""
+
+    @functools.wraps(method)
+    def call(obj: G, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with obj._services.call(), obj._gate.call():
+            return method(obj, *args, **kwargs)
+
+    return call
