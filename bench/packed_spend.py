@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -32,11 +31,9 @@ from eval.longmemeval_data import load_longmemeval
 from eval.metrics import TurnText, shown_turns
 from hindsight import Hindsight
 from hindsight.models import is_assistant_role
-from hindsight.recall.excerpt import reply_start
+from hindsight.recall.excerpt import ELIDED, reply_start
 from hindsight.recall.format import TokenCounter, hit_header
 from hindsight.recall.types import RecallHit
-
-ELISION = re.compile(r"… \[\d+ tokens of the assistant's reply\]")
 
 
 def spend(hit: RecallHit, query_time: datetime, counter: TokenCounter) -> dict[str, int]:
@@ -45,9 +42,9 @@ def spend(hit: RecallHit, query_time: datetime, counter: TokenCounter) -> dict[s
     if not hit.context.startswith(header):
         header = ""
     body = hit.context[len(header):]
-    elided = ELISION.findall(body)
+    elided = ELIDED.findall(body)
     start = reply_start(body, hit.unit.source.agent_names)
-    agent = ELISION.sub("", body[body.index(": ", start) + 2:]) if start is not None else ""  # after its label
+    agent = ELIDED.sub("", body[body.index(": ", start) + 2:]) if start is not None else ""  # after its label
     parts = {"header": counter.count(header), "elision": sum(counter.count(e) for e in elided),
              "agent": counter.count(agent) if agent.strip() else 0}
     parts["person"] = max(0, hit.tokens - sum(parts.values()))

@@ -25,6 +25,7 @@ HINDSIGHT_SYSTEMS = (
 )
 # hindsight packing its budget as the context block (bank.context: working memory, the observation log, then recall).
 BLOCK_SYSTEM = "hindsight+block"
+HINDSIGHT_RUNS = (*HINDSIGHT_SYSTEMS, BLOCK_SYSTEM)
 # The ranking call must not be cut by packing, so its budget is effectively unlimited; `depth` caps its hits.
 UNLIMITED_BUDGET = 10_000_000
 

@@ -197,17 +197,17 @@ class QASystem:
         self.budget = budget
 
     def _memories(self, bank: Bank, query: str, query_time: datetime) -> tuple[str, list[str]]:
-        """The memories' text and the units it shows (the block: the units it recalled)."""
+        """The memories' text and the turns of the units it shows (the block: of the units it recalled)."""
         if self.inner.block:
             block = bank.context(query=query, budget=self.budget, query_time=query_time)
-            return block.text, block.recalled
+            return block.text, [t for u in block.recalled for t in bank.get_unit(u).source.turn_ids]
         recalled = bank.recall(query, budget=self.budget, query_time=query_time)
-        return "\n".join(h.context for h in recalled.hits), [h.unit.id for h in recalled.hits]
+        return "\n".join(h.context for h in recalled.hits), [t for h in recalled.hits for t in h.unit.source.turn_ids]
 
     def retrieve(self, haystack: Haystack, query: str, query_time: datetime) -> Retrieved:
         bank, retain_s = self.inner.bank(haystack)
         start = time.perf_counter()
-        text, unit_ids = self._memories(bank, query, query_time)
+        text, turns = self._memories(bank, query, query_time)
         memories = text or "(no memories)"
         user = f"Current date: {query_time:%Y-%m-%d}\n\nMemories:\n{memories}\n\nQuestion: {query}\nAnswer:"
         recall_s = time.perf_counter() - start
@@ -215,7 +215,6 @@ class QASystem:
                              self.models.answer_max_tokens)
         usage = _Usage()
         usage.add("answer", response)
-        turns = [t for u in unit_ids for t in bank.get_unit(u).source.turn_ids]
         return Retrieved(ranked_turns=list(dict.fromkeys(turns)), packed={self.budget: set(turns)},
                          timings={"retain": retain_s, "recall": recall_s,
                                   "answer": time.perf_counter() - start - recall_s},

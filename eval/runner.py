@@ -21,7 +21,14 @@ from tqdm import tqdm
 import hindsight
 from eval.baselines import BASELINES, BM25_TOKENIZERS, RRF_K, BaselineSystem, VectorCache
 from eval.haystack import Haystack, Retrieved
-from eval.hindsight_system import BLOCK_SYSTEM, HINDSIGHT_SYSTEMS, HindsightSystem, retain_key, system_config
+from eval.hindsight_system import (
+    BLOCK_SYSTEM,
+    HINDSIGHT_RUNS,
+    HINDSIGHT_SYSTEMS,
+    HindsightSystem,
+    retain_key,
+    system_config,
+)
 from eval.metrics import BUDGETS
 from eval.postgres import postgres_dsn
 from hindsight import HindsightConfig
@@ -181,7 +188,7 @@ class Runner:
         return self._embedders[key]
 
     def system(self, name: str) -> System:
-        if name in HINDSIGHT_SYSTEMS or name == BLOCK_SYSTEM:
+        if name in HINDSIGHT_RUNS:
             config = self.hindsight_config(name)
             # Banks retained under another extractor or retain config hold other units under the same bank id.
             memdir = self.args.work / f"hindsight-{self.dataset}-{retain_key(config)}"
@@ -202,7 +209,7 @@ class Runner:
 
     @functools.cache  # noqa: B019 - one runner per process
     def system_config(self, name: str) -> dict[str, Any]:
-        if name in HINDSIGHT_SYSTEMS or name == BLOCK_SYSTEM:
+        if name in HINDSIGHT_RUNS:
             config = self.hindsight_config(name).model_dump(mode="json")
             config["store"]["dsn"] = None  # where the database is, and its password, are not results
             block = {"packing": "block"} if name == BLOCK_SYSTEM else {}

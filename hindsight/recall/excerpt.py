@@ -103,8 +103,13 @@ def _matches(piece: str, terms: frozenset[str]) -> int:
     return len(terms & _words(piece))
 
 
+_ELISION = "… [{} tokens of the assistant's reply]"
+# An elision in packed text, as elision() writes it.
+ELIDED = re.compile(re.escape(_ELISION).replace(r"\{\}", r"\d+"))
+
+
 def elision(tokens: int) -> str:
-    return f"… [{tokens} tokens of the assistant's reply]"
+    return _ELISION.format(tokens)
 
 
 def excerpt(text: str, terms: frozenset[str], counter: TokenCounter, above: str | None = "",
