@@ -7,7 +7,8 @@ DIR is an eval work directory in which `eval/longmemeval.py retrieval --system h
 the file's banks (recall only here: the banks are not changed). For each scored question, recall packs the hits
 for --budget tokens, as the eval does; each hit's packed text is split into its date header, its elisions
 ("… [312 tokens of the assistant's reply]"), the agent's words kept, and the rest (the person's turns and role
-labels). Reported: the token totals and shares over all questions, hits per question, and the questions whose
+labels). Reported: the token totals and shares over all questions, the share spent on a header that repeats the
+previous hit's (the same day said and referred to), hits per question, and the questions whose
 evidence turns the packed context shows in part or not at all (budget evidence recall below 1).
 """
 
@@ -65,16 +66,20 @@ def main() -> None:
     questions = [q for q in load_longmemeval(args.data) if q.skip_reason() is None]
     counter = TokenCounter()
     totals: dict[str, int] = {"header": 0, "elision": 0, "agent": 0, "person": 0}
-    hits = 0
+    hits = repeated = 0
     short: list[dict[str, Any]] = []
     with Hindsight(memdir, config) as engine:
         for q in tqdm(questions, desc="questions", unit="question"):
             stack = haystack(q)
             bank = engine.bank(stack.bank_id, create=False)
             result = bank.recall(q.question, budget=args.budget, query_time=q.question_date)
+            previous = None
             for hit in result.hits:
                 for part, n in spend(hit, q.question_date, counter).items():
                     totals[part] += n
+                header = hit_header(hit.unit, q.question_date)
+                repeated += counter.count(header) if header == previous else 0
+                previous = header
             hits += len(result.hits)
             turns = {m.id: TurnText(m.content, is_assistant_role(m.role)) for d in stack.documents
                      for m in d.messages if m.id}
@@ -86,6 +91,7 @@ def main() -> None:
     used = sum(totals.values())
     out = {"machine": machine(), "command": " ".join(sys.argv), "budget": args.budget, "questions": len(questions),
            "tokens": totals, "share": {k: round(v / max(used, 1), 4) for k, v in totals.items()},
+           "repeated_header_share": round(repeated / max(used, 1), 4),
            "hits_per_question": round(hits / max(len(questions), 1), 2), "evidence_short": short}
     print(json.dumps({k: v for k, v in out.items() if k != "evidence_short"}, indent=2))
     if args.json:
