@@ -7,9 +7,10 @@
 DIR holds one bank filled through the real retain pipeline (bench/recall_latency.py's fill, resumable). One process
 opens it with the real model and recalls the dev questions in turn, each with a counter appended so that no query
 comes from a cache, --recalls times. Every --every recalls it records the process's resident memory (total and
-anonymous, from /proc/self/status). Reported: the series, and the growth over the second half of the run (the
-first half warms the caches, which are bounded: the embedding cache holds `embedder.cache_size` entries). One run
-is one process, so it does not resume; it shows its progress.
+anonymous, from /proc/self/status), and the blocks Python's allocator holds (objects, whatever their bytes).
+Reported: the series, and the growth over the second half of the run (the first half warms the caches, which are
+bounded: the embedding cache holds `embedder.cache_size` entries). One run is one process, so it does not resume;
+it shows its progress.
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
 
 
 def resident_mb() -> dict[str, float]:
-    """This process's resident memory, total and anonymous, in MB."""
+    """This process's resident memory, total and anonymous, in MB, and the blocks Python's allocator holds: when
+    resident memory grows and the blocks do not, the growth is outside Python's objects (the C heap)."""
     mb = rss_mb()
-    return {"rss": round(mb["rss"], 1), "anon": round(mb["anon"], 1)}
+    return {"rss": round(mb["rss"], 1), "anon": round(mb["anon"], 1), "python_blocks": sys.getallocatedblocks()}
 
 
 def run(directory: Path, queries: list[Query], recalls: int, every: int,
@@ -54,6 +56,7 @@ def run(directory: Path, queries: list[Query], recalls: int, every: int,
     per_10k = 10_000 / max(1, last["recalls"] - half["recalls"])
     return {"recalls": recalls, "seconds": round(time.perf_counter() - t0, 1), "series": series,
             "second_half_growth_mb": {k: round(last[k] - half[k], 1) for k in ("rss", "anon")},
+            "second_half_python_blocks": last["python_blocks"] - half["python_blocks"],
             "second_half_mb_per_10k_recalls": {k: round((last[k] - half[k]) * per_10k, 2) for k in ("rss", "anon")}}
 
 

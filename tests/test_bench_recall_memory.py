@@ -21,6 +21,7 @@ def test_memory_is_sampled_every_n_recalls(tmp_path: Path, minilm: SentenceTrans
     fill(tmp_path, minilm, corpus, 3, 0.0, 3)
     out = run(tmp_path, [Query("What did Maya cook?", DAY + timedelta(days=5))], 8, 2, minilm)
     assert [s["recalls"] for s in out["series"]] == [2, 4, 6, 8]
-    assert all(0 < s["anon"] <= s["rss"] for s in out["series"])
+    assert all(0 < s["anon"] <= s["rss"] and s["python_blocks"] > 0 for s in out["series"])
+    assert out["second_half_python_blocks"] == out["series"][-1]["python_blocks"] - out["series"][2]["python_blocks"]
     assert out["second_half_growth_mb"]["rss"] == pytest.approx(out["series"][-1]["rss"] - out["series"][2]["rss"])
     assert resident_mb()["rss"] > 100  # this process holds the model

@@ -3,6 +3,7 @@ argument validation, hit formatting and knowledge-update ordering."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
@@ -142,6 +143,16 @@ def test_token_counter_counts_special_token_text_as_text() -> None:
     counter = TokenCounter()
     assert counter.count("hello world") == 2
     assert counter.count("<|endoftext|>") > 1
+
+
+def test_token_counter_keeps_no_text_alive_and_counts_each_text_as_its_own() -> None:
+    counter = TokenCounter()
+    text = " ".join(f"word{i}" for i in range(500))  # built at run time: no other reference holds it
+    before = sys.getrefcount(text)
+    first = counter.count(text)
+    assert sys.getrefcount(text) == before  # a long-lived process's cache must not hold unit texts
+    assert counter.count(text) == first == len(counter._get().encode_ordinary(text))
+    assert [counter.count(t) for t in ("a", "a b", "a b c", text[:9])] == [1, 2, 3, 3]
 
 
 @settings(max_examples=300, deadline=None)

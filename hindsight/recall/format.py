@@ -43,7 +43,10 @@ class TokenCounter:
     def __init__(self) -> None:
         self._encoding: Any = None
         self._lock = threading.Lock()
-        self._cache: dict[str, int] = {}
+        # Keyed by the text's hash, with its length to check: a cache of the texts themselves kept up to 50,000
+        # unit texts and excerpts alive, and refilling it after each clear fragmented the heap of a long-lived
+        # process (docs/DECISIONS.md, "The token counter keeps no text").
+        self._cache: dict[int, tuple[int, int]] = {}
 
     def _get(self) -> Any:
         with self._lock:
@@ -55,12 +58,14 @@ class TokenCounter:
 
     def count(self, text: str) -> int:
         """Tokens of text."""
-        n = self._cache.get(text)
-        if n is None:
-            n = len(self._get().encode_ordinary(text))
-            if len(self._cache) >= self._CACHE_MAX:
-                self._cache.clear()  # bounded; refilled by the texts recall keeps meeting
-            self._cache[text] = n
+        key = hash(text)  # computed once per string object and kept on it
+        found = self._cache.get(key)
+        if found is not None and found[1] == len(text):
+            return found[0]
+        n = len(self._get().encode_ordinary(text))
+        if len(self._cache) >= self._CACHE_MAX:
+            self._cache.clear()  # bounded; refilled by the texts recall keeps meeting
+        self._cache[key] = (n, len(text))
         return n
 
     def count_hit(self, header: str, text: str) -> int:
