@@ -17,16 +17,19 @@ FIXTURE = Path(__file__).parent / "fixtures" / "updates.json"
 HELD_OUT = Path(__file__).parent / "fixtures" / "updates_heldout.json"
 # A second blind set (c21 to c30), written after the first had been read while improving the detection.
 BLIND2 = Path(__file__).parent / "fixtures" / "updates_blind2.json"
+# A third (c31 to c40), written by another engineer after the second had been looked at in aggregate only.
+BLIND3 = Path(__file__).parent / "fixtures" / "updates_blind3.json"
 KINDS = ("residence", "workplace", "school", "partner", "diet", "club", "car", "phone")
 
 
-@pytest.fixture(scope="module", params=[FIXTURE, HELD_OUT, BLIND2], ids=["updates", "updates_heldout", "blind2"])
+@pytest.fixture(scope="module", params=[FIXTURE, HELD_OUT, BLIND2, BLIND3],
+                ids=["updates", "updates_heldout", "blind2", "blind3"])
 def conversations(request: pytest.FixtureRequest) -> list[Conversation]:
     return load_fixture(request.param)
 
 
 def test_the_held_out_fixture_shares_no_id_with_the_other() -> None:
-    assert fixture_problems(load_fixture(FIXTURE) + load_fixture(HELD_OUT) + load_fixture(BLIND2)) == []
+    assert fixture_problems([c for f in (FIXTURE, HELD_OUT, BLIND2, BLIND3) for c in load_fixture(f)]) == []
 
 
 def test_the_fixture_validates(conversations: list[Conversation]) -> None:
