@@ -5,14 +5,16 @@ puts the current fact first for a question about now and keeps the older one for
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from hindsight import Bank, Hindsight, Message
 from hindsight.embed.base import Embedder
-from hindsight.models import LinkType
+from hindsight.models import LinkType, MemoryUnit, Network, Source
 from hindsight.recall.types import RecallResult
+from hindsight.recall.updates import speaker
 
 QT = "2024-11-01T12:00:00"
 SESSIONS = [
@@ -128,3 +130,45 @@ def test_what_the_agent_says_about_the_person_supersedes_nothing(tmp_path: Path,
         assert rank(result, "Seattle") < rank(result, "Powell")
         assert all(h.superseded_by is None for h in result.hits)
         assert not [link for h in result.hits for link in b.links(h.unit.id) if link.type == LinkType.UPDATE]
+
+
+RESTATED = [
+    ("2024-08-05T09:00:00", "Kim", "My dentist is Dr. Alvarez over on Pine Street, he has been great with my teeth."),
+    ("2024-08-20T09:00:00", "Kim", "We had pasta with clams for dinner, the kids loved it."),
+    ("2024-09-02T09:00:00", "Kim", "Work has been hectic, three launches this quarter."),
+    ("2024-10-07T09:00:00", "Kim",
+     "Dr. Alvarez retired, so Dr. Okafor near the office looks after my teeth from now on."),
+    ("2024-10-15T09:00:00", "Kim", "The kids started soccer on Saturdays."),
+]
+
+
+def test_a_change_said_in_other_words_comes_first_for_a_question_about_now(tmp_path: Path, minilm: Embedder) -> None:
+    # No claim or topic knows dentists: the later statement comes first because it is as close to the earlier one
+    # as the question is, for a question that says "now"; a question about the past keeps the stored order.
+    with Hindsight(tmp_path / "memdir", embedder=minilm) as hs:
+        b = hs.bank("kim")
+        for n, (when, who, text) in enumerate(RESTATED):
+            b.retain([Message(speaker=who, role="user", content=text),
+                      Message(speaker="Ava", role="assistant", content="Thanks for telling me.")],
+                     timestamp=when, document_id=f"s{n}")
+        now = b.recall("Who is Kim's dentist now?", budget=2000, query_time=QT)
+        assert rank(now, "Okafor") < rank(now, "Pine Street")
+        assert now.hits[rank(now, "Okafor")].supersedes is not None
+        assert all(h.superseded_by is None for h in now.hits)  # placed, never marked
+        plain = b.recall("Who is Kim's dentist?", budget=2000, query_time=QT)
+        assert rank(plain, "Pine Street") < rank(plain, "Okafor")
+
+
+def test_the_speaker_of_a_unit_is_its_first_line_label_unless_that_is_the_agent() -> None:
+    def unit(text: str, agents: list[str]) -> MemoryUnit:
+        return MemoryUnit(id="u", bank_id="b", text=text, network=Network.WORLD, occurred_start=None,
+                          occurred_end=None, mentioned_at=datetime(2024, 1, 1, tzinfo=timezone.utc),
+                          source=Source(document_id="d", agent_names=agents), content_hash="h",
+                          created_at=datetime(2024, 1, 1, tzinfo=timezone.utc))
+
+    assert speaker(unit("Kim: I switched dentists.\nAva: Noted.", ["Ava"])) == "Kim"
+    assert speaker(unit("user: hello\nassistant: hi", [])) == "user"
+    assert speaker(unit("Ava: I booked it.", ["Ava"])) is None
+    assert speaker(unit("assistant: I booked it.", [])) is None
+    assert speaker(unit("A plain note without a label.", [])) is None
+    assert speaker(unit("Note\nKim: a second line", [])) is None

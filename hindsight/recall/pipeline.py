@@ -118,7 +118,7 @@ class RecallPipeline:
             with timer("updates"):
                 # A query about a period asks for what held then, not for the current state.
                 updated = apply_updates(self.store, indexes.bank_id, req.text, cands, result.time_range is not None,
-                                        req.unit_filter, lambda fused: self._load(indexes.bank_id, fused, req))
+                                        req.unit_filter, lambda fused: self._load(indexes.bank_id, fused, req), vector)
                 cands, superseded, placed = updated.candidates, updated.superseded_by, updated.placed_above
                 tail = [e for e in tail if e.unit_id not in placed]
         with timer("pack"):

@@ -16,6 +16,10 @@ changed or ended value (hindsight/claims/, retain/updates.py). Recall reads thos
   order, newest first, in the places they hold: a change of value that no claim recognized still comes above what
   it changed. A relative's claims made before the speaker named them count as the named person's (claims/kin.py).
   Nothing is marked by a topic alone.
+- when the query says "now", "currently", "these days" or the like, above each person's best-placed statement goes
+  their latest later statement that is as close to it as the query is (cosine of the stored embeddings): a change
+  said in words no claim or topic knows ("we pulled Mateo out of Lincoln, he's at Riverside Montessori now"). One
+  such move per person, and nothing is marked by it.
 """
 
 from __future__ import annotations
@@ -23,9 +27,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from hindsight.claims.kin import KIN, MAX_BINDINGS, bound_names
 from hindsight.claims.query import QueryIntent, read_query
 from hindsight.claims.supersede import family
+from hindsight.models import MemoryUnit
+from hindsight.recall.excerpt import reply_start
 from hindsight.recall.ranked import Candidate, Fused
 from hindsight.store.base import GraphEdge, MemoryStore, UnitFilter
 
@@ -44,7 +52,7 @@ class UpdateOrder:
 
 def apply_updates(
     store: MemoryStore, bank_id: str, query: str, candidates: Sequence[Candidate], asks_period: bool,
-    unit_filter: UnitFilter, load: Callable[[list[Fused]], list[Candidate]],
+    unit_filter: UnitFilter, load: Callable[[list[Fused]], list[Candidate]], query_vector: np.ndarray | None,
 ) -> UpdateOrder:
     """Mark superseded candidates, and put the current fact above them when the query asks about now."""
     out = UpdateOrder(list(candidates))
@@ -52,6 +60,8 @@ def apply_updates(
     _superseding(store, bank_id, out, intent, asks_period, unit_filter, load)
     if intent.asks_present and not asks_period:
         _latest_first(store, bank_id, out, intent)
+    if intent.current and not intent.past and not asks_period and query_vector is not None:
+        _restated_first(out, query_vector)
     return out
 
 
@@ -99,6 +109,44 @@ def _latest_first(store: MemoryStore, bank_id: str, out: UpdateOrder, intent: Qu
             newest_first = sorted((order[i] for i in places), key=lambda c: -c.unit.mentioned_at.timestamp())
             for i, cand in zip(places, newest_first, strict=True):
                 order[i] = cand
+
+
+def _restated_first(out: UpdateOrder, query_vector: np.ndarray) -> None:
+    """Above each person's best-placed candidate, their latest later candidate that is at least as close to it as
+    the query is. One move per person: letting each moved statement pull up its own restatements buried the
+    evidence of LoCoMo questions that say "current" (docs/DECISIONS.md)."""
+    order = out.candidates
+    query = _normalized(query_vector)
+    seen: set[str] = set()
+    moves: list[tuple[Candidate, Candidate]] = []
+    for i, older in enumerate(order):
+        person = speaker(older.unit)
+        if person is None or person in seen or older.vector is None:
+            continue
+        seen.add(person)
+        vector = _normalized(older.vector)
+        bar = float(vector @ query)
+        later = [c for c in order[i + 1:] if c.vector is not None and c.unit.id not in out.placed_above
+                 and c.unit.mentioned_at > older.unit.mentioned_at and speaker(c.unit) == person
+                 and float(vector @ _normalized(c.vector)) >= bar]
+        if later:
+            moves.append((older, max(later, key=lambda c: c.unit.mentioned_at)))
+    for older, newer in moves:
+        order.remove(newer)
+        order.insert(order.index(older), newer)
+        out.placed_above[newer.unit.id] = older.unit.id
+
+
+def speaker(unit: MemoryUnit) -> str | None:
+    """Who says the unit's first line ("Danny: ..."); None when that is the agent or the text has no label."""
+    label, sep, _ = unit.text.partition(": ")
+    if not sep or "\n" in label or len(label) > 64 or reply_start(unit.text, unit.source.agent_names) == 0:
+        return None
+    return label
+
+
+def _normalized(vector: np.ndarray) -> np.ndarray:
+    return vector / max(float(np.linalg.norm(vector)), 1e-12)
 
 
 def _attributes(edge: GraphEdge) -> set[str]:
