@@ -60,10 +60,6 @@ class Bank(BankContext):
         self._lock = threading.RLock()
         # Working memory and the observation log: read-then-write, apart from retain's lock.
         self._context_lock = threading.Lock()
-        # Each forget adds 1 as it starts and as it ends: a block built across a forget may quote what it removed, and
-        # is not kept (the forget dropped the kept ones). One process per SQLite directory: this covers every writer.
-        self._forgets = 0
-        self._forgets_lock = threading.Lock()
         self._indexes: BankSearch | None = None
         self._deleted = False
         self._gate = CallGate(lambda: BankNotFoundError(f"bank {bank_id!r} was deleted"))
@@ -126,14 +122,8 @@ class Bank(BankContext):
         context that quoted it (`ForgetResult.copied_ids`, `rewritten_ids`)."""
         services = self._services
         with self._lock, services.store.writing(self.id):
-            with self._forgets_lock:
-                self._forgets += 1
-            try:
-                return forget(services.store, self.indexes, unit_id, entity, document,
-                              embed=lambda t: services.embedder.embed(t), queue=services.pending_items)
-            finally:
-                with self._forgets_lock:
-                    self._forgets += 1
+            return forget(services.store, self.indexes, unit_id, entity, document,
+                          embed=lambda t: services.embedder.embed(t), queue=services.pending_items)
 
     @_call
     def check(self) -> IntegrityReport:

@@ -35,8 +35,6 @@ class BankContext:
     _services: BankServices
     _gate: CallGate
     _context_lock: threading.Lock  # working memory and the log: read-then-write, apart from retain's lock
-    _forgets: int  # see Bank.__init__
-    _forgets_lock: threading.Lock
 
     @property
     def indexes(self) -> BankSearch:
@@ -176,7 +174,7 @@ class BankContext:
         when = when or datetime.now(timezone.utc)
         if query is not None:
             validate.text(query, "query", services.config.limits.max_query_chars)
-        forgets = self._forgets
+        forgets = services.store.forget_count(self.id)  # before the block's first read
         scope = thread if thread is not None and config.observations == "thread" else BANK_SCOPE
         if observe:
             self._observe(scope, thread)
@@ -187,11 +185,10 @@ class BankContext:
             return pipeline.recall(self.indexes, query or "", budget=room, query_time=when).hits
 
         block = build(parts, recall if query is not None else None, budget, when, pipeline.tokens)
-        # Kept in the store, so that every process (and every engine) on the bank compares with the same block.
-        with self._forgets_lock:
-            kept = forgets % 2 == 0 and forgets == self._forgets
-            previous = services.store.swap_context_block(self.id, thread or BANK_SCOPE, block.text) if kept else ""
-        return block.model_copy(update={"stable_prefix": stable_prefix(previous, block.text)})
+        # Kept in the store, so that every process (and every engine) on the bank compares with the same block; not
+        # kept when a forget committed while it was built (None).
+        previous = services.store.swap_context_block(self.id, thread or BANK_SCOPE, block.text, forgets)
+        return block.model_copy(update={"stable_prefix": stable_prefix(previous or "", block.text)})
 
 
     aprofile = async_twin(profile)

@@ -161,7 +161,8 @@ def test_a_block_built_across_a_forget_is_not_kept(hs: Hindsight, monkeypatch: p
     monkeypatch.setattr(pipeline, "recall", forgetting)
     across = bank.context(QUERIES[0], thread_id="t-2", budget=1500, query_time=T0)
     assert across.stable_prefix == 0 and "a good movie" in across.text  # its log was read before the forget
-    assert hs.store.swap_context_block("ctx", "t-2", "probe") == ""  # and what it quotes was not kept
+    probe = hs.store.swap_context_block("ctx", "t-2", "probe", hs.store.forget_count("ctx"))
+    assert probe == ""  # what it quotes was not kept
 
 
 def test_days_passing_keep_the_prefix_and_only_the_now_section_ages(hs: Hindsight) -> None:

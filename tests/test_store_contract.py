@@ -262,20 +262,30 @@ def test_delete_bank_removes_its_operations(db: MemoryStore) -> None:
 
 
 def test_each_scope_keeps_its_last_context_block_for_every_process(db: MemoryStore, tmp_path: Path) -> None:
-    assert db.swap_context_block("b", "bank", "first") == ""
-    assert db.swap_context_block("b", "bank", "second") == "first"
-    assert db.swap_context_block("b", "t-1", "of a thread") == ""
-    assert db.swap_context_block("other", "bank", "of another bank") == ""
+    def swap(store: MemoryStore, bank: str, scope: str, text: str) -> str | None:
+        return store.swap_context_block(bank, scope, text, store.forget_count(bank))
+
+    assert swap(db, "b", "bank", "first") == ""
+    assert swap(db, "b", "bank", "second") == "first"
+    assert swap(db, "b", "t-1", "of a thread") == ""
+    assert swap(db, "other", "bank", "of another bank") == ""
     # A second process on the same store reads what this one kept, and the other way round.
     peer = PostgresStore(db.dsn) if isinstance(db, PostgresStore) else open_store(config_for("sqlite").store, tmp_path)
-    assert peer.swap_context_block("b", "bank", "third") == "second"
-    assert db.swap_context_block("b", "bank", "fourth") == "third"
+    assert swap(peer, "b", "bank", "third") == "second"
+    assert swap(db, "b", "bank", "fourth") == "third"
+    # A forget in the other process while this one builds a block: the block may quote what it removed.
+    seen = db.forget_count("b")
+    peer.apply("b", WriteBatch(scrub=True))
+    assert db.forget_count("b") == seen + 1 and db.forget_count("other") == 0
+    assert db.swap_context_block("b", "bank", "built across the forget", seen) is None
     peer.close()
     db.apply("b", WriteBatch(scrub=True))  # a forget: the blocks may quote what it removed
-    assert db.swap_context_block("b", "bank", "fifth") == "" and db.swap_context_block("b", "t-1", "x") == ""
-    assert db.swap_context_block("other", "bank", "again") == "of another bank"
+    assert swap(db, "b", "bank", "fifth") == "" and swap(db, "b", "t-1", "x") == ""
+    assert swap(db, "other", "bank", "again") == "of another bank"
     db.delete_bank("other")
     with pytest.raises(BankNotFoundError):
-        db.swap_context_block("other", "bank", "gone")
+        db.swap_context_block("other", "bank", "gone", 0)
+    with pytest.raises(BankNotFoundError):
+        db.forget_count("other")
     db.create_bank("other", BankProfile(name="other"))
-    assert db.swap_context_block("other", "bank", "new") == ""  # delete_bank took its rows
+    assert swap(db, "other", "bank", "new") == ""  # delete_bank took its rows

@@ -536,10 +536,16 @@ class ContextStore(ABC):
         `before`; returns whether it did. Units whose entries are gone stay observed."""
 
     @abstractmethod
-    def swap_context_block(self, bank_id: str, scope: str, text: str) -> str:
+    def forget_count(self, bank_id: str) -> int:
+        """How many forgets (WriteBatch.scrub) have committed in the bank, in any process (BankNotFoundError without
+        the bank)."""
+    @abstractmethod
+    def swap_context_block(self, bank_id: str, scope: str, text: str, forgets: int) -> str | None:
         """Keep `text` as the scope's last context block and return the one it replaces ("" for the first), in one
         transaction, so that of two processes' swaps one returns the other's text (BankNotFoundError without the
-        bank). A forget (WriteBatch.scrub) and delete_bank drop the bank's blocks."""
+        bank). A forget (WriteBatch.scrub) and delete_bank drop the bank's blocks; a block built across a forget
+        may quote what it removed, so when `forget_count` is no longer `forgets` (read before the block's first
+        read) nothing is kept and None is returned."""
 
 
 class MemoryStore(BankStore, GraphStore, WorkQueue, OperationLog, UsageLog, Integrity, ContextStore):

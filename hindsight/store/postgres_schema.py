@@ -135,8 +135,13 @@ CREATE TABLE context_blocks(
     bank_id TEXT NOT NULL, scope TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY(bank_id, scope));
 """
 
+# Forgets committed in a bank, so that a context block built across one (in any process) is not kept.
+_V6 = """
+ALTER TABLE banks ADD COLUMN forgets BIGINT NOT NULL DEFAULT 0;
+"""
+
 # Append only: a released migration is never edited, and its number is its place in this list.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6]
 
 
 def migrate(conn: Connection[Any]) -> int:

@@ -166,9 +166,21 @@ class ContextQueries:
                           f"({_marks(len(part))})", (row[0], bank_id, scope, *part))
 
     # -- the last block of each scope ------------------------------------------------------------
-    def swap_context_block(self, bank_id: str, scope: str, text: str) -> str:
+    def forget_count(self, bank_id: str) -> int:
+        rows = self._query("SELECT forgets FROM banks WHERE id=?", (bank_id,))
+        if not rows:
+            raise BankNotFoundError(f"no bank {bank_id!r}")
+        return int(rows[0][0])
+
+    def swap_context_block(self, bank_id: str, scope: str, text: str, forgets: int) -> str | None:
         with self._tx() as c:
-            _bank_exists(c, bank_id)
+            # The no-op update locks the bank's row: a forget committing now (it adds to the count under the same
+            # lock) is waited for and then seen, in every process.
+            row = c.execute("UPDATE banks SET forgets=forgets WHERE id=? RETURNING forgets", (bank_id,)).fetchone()
+            if row is None:
+                raise BankNotFoundError(f"no bank {bank_id!r}")
+            if int(row[0]) != forgets:
+                return None
             # The upsert locks the scope's row (Postgres: until the commit), so a concurrent swap reads this text.
             c.execute("INSERT INTO context_blocks(bank_id, scope, text) VALUES(?,?,'') "
                       "ON CONFLICT(bank_id, scope) DO UPDATE SET text=context_blocks.text", (bank_id, scope))
@@ -178,8 +190,9 @@ class ContextQueries:
 
     @staticmethod
     def _forget_blocks(c: Tx, bank_id: str) -> None:
-        """Inside a forget: the bank's blocks may quote what it removes."""
+        """Inside a forget: the bank's blocks may quote what it removes, and so may a block being built now."""
         c.execute("DELETE FROM context_blocks WHERE bank_id=?", (bank_id,))
+        c.execute("UPDATE banks SET forgets=forgets+1 WHERE id=?", (bank_id,))
 
     @staticmethod
     def _forget_observed(c: Tx, bank_id: str, unit_ids: Sequence[str]) -> None:

@@ -127,6 +127,7 @@ ADDED_COLUMNS = [
     ("units", "segment_embeddings", "BLOB"),  # float32 rows of the unit's segments; NULL: none
     ("units", "lead", "TEXT"),  # text quoted from before the unit; NULL: none
     ("claims", "topic", "INTEGER NOT NULL DEFAULT 0"),  # 1: the unit only talks about the attribute
+    ("banks", "forgets", "INTEGER NOT NULL DEFAULT 0"),  # forgets committed: a block built across one is not kept
 ]
 # Data that moves into a column when it is added, in the same transaction.
 BACKFILLS = {
