@@ -116,19 +116,18 @@ def _restated_first(out: UpdateOrder, query_vector: np.ndarray) -> None:
     the query is. One move per person: letting each moved statement pull up its own restatements buried the
     evidence of LoCoMo questions that say "current" (docs/DECISIONS.md)."""
     order = out.candidates
-    query = _normalized(query_vector)
+    people = {c.unit.id: speaker(c.unit) for c in order}
     seen: set[str] = set()
     moves: list[tuple[Candidate, Candidate]] = []
     for i, older in enumerate(order):
-        person = speaker(older.unit)
+        person = people[older.unit.id]
         if person is None or person in seen or older.vector is None:
             continue
         seen.add(person)
-        vector = _normalized(older.vector)
-        bar = float(vector @ query)
+        bar = float(older.vector @ query_vector)  # the embedder's vectors are L2-normalized: dot products are cosines
         later = [c for c in order[i + 1:] if c.vector is not None and c.unit.id not in out.placed_above
-                 and c.unit.mentioned_at > older.unit.mentioned_at and speaker(c.unit) == person
-                 and float(vector @ _normalized(c.vector)) >= bar]
+                 and c.unit.mentioned_at > older.unit.mentioned_at and people[c.unit.id] == person
+                 and float(older.vector @ c.vector) >= bar]
         if later:
             moves.append((older, max(later, key=lambda c: c.unit.mentioned_at)))
     for older, newer in moves:
@@ -143,10 +142,6 @@ def speaker(unit: MemoryUnit) -> str | None:
     if not sep or "\n" in label or len(label) > 64 or reply_start(unit.text, unit.source.agent_names) == 0:
         return None
     return label
-
-
-def _normalized(vector: np.ndarray) -> np.ndarray:
-    return vector / max(float(np.linalg.norm(vector)), 1e-12)
 
 
 def _attributes(edge: GraphEdge) -> set[str]:
