@@ -10,7 +10,7 @@ import pytest
 
 from hindsight import Hindsight, LinkType, Message
 from hindsight.bank import Bank
-from hindsight.claims.kin import bound_names, named_relatives, relation
+from hindsight.claims.kin import bound_names, named_relatives, relation, relations_said
 from hindsight.claims.query import read_query
 from hindsight.embed.base import Embedder
 
@@ -34,6 +34,17 @@ def test_synonyms_are_one_relation_and_two_names_bind_neither() -> None:
     pairs = [("p:ana/sister", "p:leah"), ("p:ana/sister", "p:leah"), ("p:ana/sister", "p:rosa"),
              ("p:ana/mother", "p:yuko")]
     assert bound_names(pairs) == {"p:ana/mother": "p:yuko"}
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("News about my baby brother: he transferred.", {"brother"}),
+    ("My little brother Lwazi is at Wits, and our mum worries.", {"brother", "mother"}),
+    ("My hubby and I split the chores.", {"husband"}),
+    ("Her brother is a chef.", set()),  # not the speaker's own
+    ("I brought my guitar.", set()),
+])
+def test_the_relations_a_speaker_calls_their_own(text: str, expected: set[str]) -> None:
+    assert relations_said(text) == expected
 
 
 @pytest.mark.parametrize(("query", "present"), [

@@ -132,6 +132,16 @@ def test_what_the_agent_says_about_the_person_supersedes_nothing(tmp_path: Path,
         assert not [link for h in result.hits for link in b.links(h.unit.id) if link.type == LinkType.UPDATE]
 
 
+def said_alone(hs: Hindsight, bank_id: str, statements: list[tuple[str, str, str]]) -> Bank:
+    """A bank of one session per statement, each answered with the same reply."""
+    b = hs.bank(bank_id)
+    for n, (when, who, text) in enumerate(statements):
+        b.retain([Message(speaker=who, role="user", content=text),
+                  Message(speaker="Ava", role="assistant", content="Thanks for telling me.")],
+                 timestamp=when, document_id=f"s{n}")
+    return b
+
+
 RESTATED = [
     ("2024-08-05T09:00:00", "Kim", "My dentist is Dr. Alvarez over on Pine Street, he has been great with my teeth."),
     ("2024-08-20T09:00:00", "Kim", "We had pasta with clams for dinner, the kids loved it."),
@@ -146,17 +156,39 @@ def test_a_change_said_in_other_words_comes_first_for_a_question_about_now(tmp_p
     # No claim or topic knows dentists: the later statement comes first because it is as close to the earlier one
     # as the question is, for a question that says "now"; a question about the past keeps the stored order.
     with Hindsight(tmp_path / "memdir", embedder=minilm) as hs:
-        b = hs.bank("kim")
-        for n, (when, who, text) in enumerate(RESTATED):
-            b.retain([Message(speaker=who, role="user", content=text),
-                      Message(speaker="Ava", role="assistant", content="Thanks for telling me.")],
-                     timestamp=when, document_id=f"s{n}")
+        b = said_alone(hs, "kim", RESTATED)
         now = b.recall("Who is Kim's dentist now?", budget=2000, query_time=QT)
         assert rank(now, "Okafor") < rank(now, "Pine Street")
         assert now.hits[rank(now, "Okafor")].supersedes is not None
         assert all(h.superseded_by is None for h in now.hits)  # placed, never marked
         plain = b.recall("Who is Kim's dentist?", budget=2000, query_time=QT)
         assert rank(plain, "Pine Street") < rank(plain, "Okafor")
+
+
+ANNOUNCED = [
+    ("2024-08-05T09:00:00", "Rosa", "My sister Ines takes piano lessons with Mr. Halvorsen at the Grieg Academy."),
+    ("2024-08-20T09:00:00", "Rosa", "We made paella on Sunday, the rice came out perfect."),
+    ("2024-09-02T09:00:00", "Rosa", "Ines played Satie at the Grieg Academy recital, Halvorsen was so proud."),
+    ("2024-10-07T09:00:00", "Rosa", "Ines left Halvorsen after the summer. A woman called Margit Olsen teaches her "
+                                    "from her flat."),
+    ("2024-10-15T09:00:00", "Rosa", "The kids started soccer on Saturdays."),
+]
+
+
+def test_a_later_statement_that_announces_a_change_of_what_an_earlier_one_names_comes_first(
+        tmp_path: Path, minilm: Embedder) -> None:
+    # Neither the attribute (a sister's piano teacher) nor the new teacher is known to any claim or topic: the
+    # October statement comes first because it says that something changed ("left") and names what the August one
+    # names. The September one names it too, but announces nothing, so it stays where it was.
+    with Hindsight(tmp_path / "memdir", embedder=minilm) as hs:
+        b = said_alone(hs, "rosa", ANNOUNCED)
+        now = b.recall("Who teaches Ines piano these days?", budget=2000, query_time=QT)
+        assert rank(now, "Margit") < rank(now, "takes piano lessons")
+        assert now.hits[rank(now, "Margit")].supersedes is not None
+        assert now.hits[rank(now, "Satie")].supersedes is None
+        assert all(h.superseded_by is None for h in now.hits)  # placed, never marked
+        before = b.recall("Who taught Ines piano before?", budget=2000, query_time=QT)
+        assert rank(before, "takes piano lessons") < rank(before, "Margit")
 
 
 def test_the_speaker_of_a_unit_is_its_first_line_label_unless_that_is_the_agent() -> None:

@@ -54,3 +54,13 @@ def bound_names(bindings: Iterable[tuple[str, str]]) -> dict[str, str]:
     for rel_key, person in bindings:
         names.setdefault(rel_key, set()).add(person)
     return {rel_key: next(iter(people)) for rel_key, people in names.items() if len(people) == 1}
+
+
+# "my baby brother", "our mum": a relation the speaker speaks of as their own.
+_MY = re.compile(rf"\b(?i:my|our)\s+(?:(?i:little|baby|big|older|younger|elder|kid|eldest|youngest)\s+)?"
+                 rf"((?i:{_RELATION}))\b")
+
+
+def relations_said(text: str) -> set[str]:
+    """The relations a message speaks of as the speaker's own: "my baby brother passed" -> {"brother"}."""
+    return {relation(m.group(1)) for m in _MY.finditer(text)}

@@ -242,3 +242,15 @@ EMPTY_VALUES = frozenset({
     "home", "night", "nights", "weekends", "it", "all", "the moment", "job", "my job", "work", "position", "role",
     "that", "this", "there", "here", "least", "first", "last", "once", "times", "now",
 })
+# Words by which a statement announces that something changed, whatever the attribute: "she and Pieter broke up",
+# "I cancelled PureGym and joined Ringside", "he's gluten-free now", "since then he's gone vegetarian".
+CHANGE = re.compile(
+    r"\b(?:now|nowadays|these\s+days|no\s+longer|any\s?more|instead|since\s+then|from\s+now\s+on|"
+    r"switch(?:ed|ing)|swapp(?:ed|ing)|trad(?:ed|ing)\s+in|chang(?:ed|ing)|mov(?:ed|ing)|relocat(?:ed|ing)|"
+    r"transferr(?:ed|ing)|left|leaving|quit|quitting|cancell?(?:ed|ing)|dropp(?:ed|ing)\s+out|"
+    r"(?:broke|broken|breaking|split)\s+up|separated|divorced|retired|retiring|resigned|folded|"
+    r"(?:shut|closed)\s+down|sold|gave\s+up|given\s+up|stopped|started|starting|joined|joining|signed\s+up|"
+    r"enrolled|replaced|upgraded|graduated|hired|promoted|laid\s+off|fired|"
+    r"(?:a|my|our|his|her|their|the)\s+new|someone\s+new)\b",
+    re.IGNORECASE,
+)

@@ -16,20 +16,27 @@ changed or ended value (hindsight/claims/, retain/updates.py). Recall reads thos
   order, newest first, in the places they hold: a change of value that no claim recognized still comes above what
   it changed. A relative's claims made before the speaker named them count as the named person's (claims/kin.py).
   Nothing is marked by a topic alone.
-- when the query says "now", "currently", "these days" or the like, above each person's best-placed statement goes
-  their latest later statement that is as close to it as the query is (cosine of the stored embeddings): a change
+- when the query says "now", "currently", "these days" or the like, a person's later statement that announces a
+  change ("she and Pieter broke up", "I cancelled PureGym and joined Ringside", "he's gluten-free now") goes above
+  their best-placed earlier statement that names someone or something it names too: a change of any attribute, of
+  the speaker or of anyone they speak of ("my baby brother" is the "my little brother Lwazi" of before). Nothing is
+  marked by it.
+- for the same queries, above each person's best-placed statement goes their latest later statement that is as
+  close to it as the query is (cosine of the stored embeddings): a change
   said in words no claim or topic knows ("we pulled Mateo out of Lincoln, he's at Riverside Montessori now"). One
   such move per person, and nothing is marked by it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from hindsight.claims.kin import KIN, MAX_BINDINGS, bound_names
+from hindsight.claims.kin import KIN, MAX_BINDINGS, bound_names, relations_said
+from hindsight.claims.lexicon import CHANGE
 from hindsight.claims.query import QueryIntent, read_query
 from hindsight.claims.supersede import family
 from hindsight.models import MemoryUnit
@@ -38,6 +45,7 @@ from hindsight.recall.ranked import Candidate, Fused
 from hindsight.store.base import GraphEdge, MemoryStore, UnitFilter
 
 _MAX_CHAIN = 6  # updates followed from a superseded unit to the newest one
+_NAME_WORD = re.compile(r"[^\W\d_]{3,}")  # a word of a name that can tell two names apart (not "St", "of" or "2")
 
 
 @dataclass
@@ -60,8 +68,10 @@ def apply_updates(
     _superseding(store, bank_id, out, intent, asks_period, unit_filter, load)
     if intent.asks_present and not asks_period:
         _latest_first(store, bank_id, out, intent)
-    if intent.current and not intent.past and not asks_period and query_vector is not None:
-        _restated_first(out, query_vector)
+    if intent.current and not intent.past and not asks_period:
+        _announced_first(out)
+        if query_vector is not None:
+            _restated_first(out, query_vector)
     return out
 
 
@@ -109,6 +119,44 @@ def _latest_first(store: MemoryStore, bank_id: str, out: UpdateOrder, intent: Qu
             newest_first = sorted((order[i] for i in places), key=lambda c: -c.unit.mentioned_at.timestamp())
             for i, cand in zip(places, newest_first, strict=True):
                 order[i] = cand
+
+
+def _announced_first(out: UpdateOrder) -> None:
+    """Above a person's best-placed earlier candidate that names someone or something their later candidate
+    names too (besides themselves and the agent), that later one, when its words announce a change ("she and Pieter
+    broke up", "I cancelled PureGym and joined Ringside"): a change of any attribute, said of anyone."""
+    order = out.candidates
+    people = {c.unit.id: speaker(c.unit) for c in order}
+    movers = sorted((c for c in order if people[c.unit.id] is not None and _announces(c.unit)),
+                    key=lambda c: c.unit.mentioned_at)
+    for newer in movers:
+        person = people[newer.unit.id]
+        named = _named(newer.unit, person)
+        at = order.index(newer)
+        older = next((c for c in order[:at] if people[c.unit.id] == person
+                      and c.unit.mentioned_at < newer.unit.mentioned_at and named & _named(c.unit, person)), None)
+        if older is not None:
+            order.remove(newer)
+            order.insert(order.index(older), newer)
+            out.placed_above[newer.unit.id] = older.unit.id
+
+
+def _person_words(unit: MemoryUnit) -> str:
+    """The person's own words in the unit, without the agent's reply."""
+    return unit.text[:reply_start(unit.text, unit.source.agent_names)]
+
+
+def _announces(unit: MemoryUnit) -> bool:
+    """Whether the person's own words in the unit announce a change."""
+    return CHANGE.search(_person_words(unit)) is not None
+
+
+def _named(unit: MemoryUnit, person: str | None) -> set[str]:
+    """What the unit talks about besides its speaker and the agent: the words of its entities' names ("Bytown" of
+    "Bytown Savings") and the relatives its speaker calls theirs ("my baby brother": "~brother")."""
+    own = {w for n in (person or "", *unit.source.agent_names) for w in _NAME_WORD.findall(n.lower())}
+    words = {w for e in unit.entities for w in _NAME_WORD.findall(e.lower())} - own
+    return words | {f"~{r}" for r in relations_said(_person_words(unit))}
 
 
 def _restated_first(out: UpdateOrder, query_vector: np.ndarray) -> None:
