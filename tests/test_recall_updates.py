@@ -14,7 +14,7 @@ from hindsight import Bank, Hindsight, Message
 from hindsight.embed.base import Embedder
 from hindsight.models import LinkType, MemoryUnit, Network, Source
 from hindsight.recall.types import RecallResult
-from hindsight.recall.updates import speaker
+from hindsight.recall.updates import named, speaker
 
 QT = "2024-11-01T12:00:00"
 SESSIONS = [
@@ -204,3 +204,17 @@ def test_the_speaker_of_a_unit_is_its_first_line_label_unless_that_is_the_agent(
     assert speaker(unit("assistant: I booked it.", [])) is None
     assert speaker(unit("A plain note without a label.", [])) is None
     assert speaker(unit("Note\nKim: a second line", [])) is None
+
+
+def test_what_a_unit_names_besides_its_speaker_and_the_agent() -> None:
+    def unit(text: str, entities: list[str]) -> MemoryUnit:
+        return MemoryUnit(id="u", bank_id="b", text=text, network=Network.WORLD, occurred_start=None,
+                          occurred_end=None, mentioned_at=datetime(2024, 1, 1, tzinfo=timezone.utc), entities=entities,
+                          source=Source(document_id="d", agent_names=["Ava"]), content_hash="h",
+                          created_at=datetime(2024, 1, 1, tzinfo=timezone.utc))
+
+    # NER's entities, the capitalised words it missed inside a sentence, acronyms, and the speaker's own relatives;
+    # not the speaker, the agent, a word that opens a sentence, a day, or what the agent's reply says.
+    said = unit("Priya Shah: Mornings are the gym. I go to the Goodlife on Monday, and TD charged my baby brother."
+                "\nAva: Tell Kelleher.", ["Priya Shah", "Ava", "Bytown Savings"])
+    assert named(said) == {"bytown", "savings", "goodlife", "td", "~brother"}

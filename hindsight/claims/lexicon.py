@@ -250,7 +250,8 @@ CHANGE = re.compile(
     r"transferr(?:ed|ing)|left|leaving|quit|quitting|cancell?(?:ed|ing)|dropp(?:ed|ing)\s+out|"
     r"(?:broke|broken|breaking|split)\s+up|separated|divorced|retired|retiring|resigned|folded|"
     r"(?:shut|closed)\s+down|sold|gave\s+up|given\s+up|stopped|started|starting|joined|joining|signed\s+up|"
-    r"enrolled|replaced|upgraded|graduated|hired|promoted|laid\s+off|fired|"
+    r"enrolled|withdr(?:ew|awn|aw|awing)|replaced|upgraded|graduated|hired|promoted|laid\s+off|fired|bought|adopted|"
+    r"(?:are|is|it's|we're|they're)\s+over|first\s+(?:day|week|fortnight|month|shift|semester|term)|"
     r"(?:a|my|our|his|her|their|the)\s+new|someone\s+new)\b",
     re.IGNORECASE,
 )

@@ -45,7 +45,14 @@ from hindsight.recall.ranked import Candidate, Fused
 from hindsight.store.base import GraphEdge, MemoryStore, UnitFilter
 
 _MAX_CHAIN = 6  # updates followed from a superseded unit to the newest one
-_NAME_WORD = re.compile(r"[^\W\d_]{3,}")  # a word of a name that can tell two names apart (not "St", "of" or "2")
+_WORD = re.compile(r"[^\W\d_]+")
+# Names NER may miss: a capitalised word inside a sentence ("the Goodlife on Queen East"), or an acronym ("TD").
+_PROPER = re.compile(r"(?<=[\w,;)] )([A-Z][^\W_]+)|\b([A-Z]{2,})\b")
+# Words of names that name nothing apart: articles of names, and days and months ("training is on Mondays").
+_NOT_NAMES = frozenset(re.findall(r"\w+", """
+    the and for des les von van der del monday tuesday wednesday thursday friday saturday sunday mondays tuesdays
+    wednesdays thursdays fridays saturdays sundays january february march april may june july august september
+    october november december"""))
 
 
 @dataclass
@@ -127,14 +134,14 @@ def _announced_first(out: UpdateOrder) -> None:
     broke up", "I cancelled PureGym and joined Ringside"): a change of any attribute, said of anyone."""
     order = out.candidates
     people = {c.unit.id: speaker(c.unit) for c in order}
-    movers = sorted((c for c in order if people[c.unit.id] is not None and _announces(c.unit)),
+    names = {c.unit.id: named(c.unit) for c in order if people[c.unit.id] is not None}
+    movers = sorted((c for c in order if c.unit.id in names and _announces(c.unit)),
                     key=lambda c: c.unit.mentioned_at)
     for newer in movers:
-        person = people[newer.unit.id]
-        named = _named(newer.unit, person)
-        at = order.index(newer)
+        person, at = people[newer.unit.id], order.index(newer)
         older = next((c for c in order[:at] if people[c.unit.id] == person
-                      and c.unit.mentioned_at < newer.unit.mentioned_at and named & _named(c.unit, person)), None)
+                      and c.unit.mentioned_at < newer.unit.mentioned_at and names[newer.unit.id] & names[c.unit.id]),
+                     None)
         if older is not None:
             order.remove(newer)
             order.insert(order.index(older), newer)
@@ -151,12 +158,20 @@ def _announces(unit: MemoryUnit) -> bool:
     return CHANGE.search(_person_words(unit)) is not None
 
 
-def _named(unit: MemoryUnit, person: str | None) -> set[str]:
+def named(unit: MemoryUnit) -> set[str]:
     """What the unit talks about besides its speaker and the agent: the words of its entities' names ("Bytown" of
-    "Bytown Savings") and the relatives its speaker calls theirs ("my baby brother": "~brother")."""
-    own = {w for n in (person or "", *unit.source.agent_names) for w in _NAME_WORD.findall(n.lower())}
-    words = {w for e in unit.entities for w in _NAME_WORD.findall(e.lower())} - own
-    return words | {f"~{r}" for r in relations_said(_person_words(unit))}
+    "Bytown Savings"), of names NER missed in the person's words, and the relatives the speaker calls theirs ("my
+    baby brother": "~brother")."""
+    said = _person_words(unit)
+    names = [*unit.entities, *(m.group(1) or m.group(2) for m in _PROPER.finditer(said))]
+    words = _name_words(names) - _name_words([speaker(unit) or "", *unit.source.agent_names])
+    return words | {f"~{r}" for r in relations_said(said)}
+
+
+def _name_words(names: Sequence[str]) -> set[str]:
+    """The words of names that tell one from another, lowercased: not "of", "St" or "Monday"; "TD" counts."""
+    words = (w for n in names for w in _WORD.findall(n))
+    return {w.lower() for w in words if len(w) > 2 or w.isupper()} - _NOT_NAMES
 
 
 def _restated_first(out: UpdateOrder, query_vector: np.ndarray) -> None:
