@@ -21,19 +21,21 @@ BLIND2 = Path(__file__).parent / "fixtures" / "updates_blind2.json"
 BLIND3 = Path(__file__).parent / "fixtures" / "updates_blind3.json"
 # A fourth (c41 to c50), written after the third had been read.
 BLIND4 = Path(__file__).parent / "fixtures" / "updates_blind4.json"
-# A fifth (c51 to c60), written after the fourth had been read.
+# A fifth (c51 to c60), written after the fourth had been read, and a sixth (c61 to c70) after the fifth had been.
 BLIND5 = Path(__file__).parent / "fixtures" / "updates_blind5.json"
+BLIND6 = Path(__file__).parent / "fixtures" / "updates_blind6.json"
+FIXTURES = (FIXTURE, HELD_OUT, BLIND2, BLIND3, BLIND4, BLIND5, BLIND6)
 KINDS = ("residence", "workplace", "school", "partner", "diet", "club", "car", "phone")
 
 
-@pytest.fixture(scope="module", params=[FIXTURE, HELD_OUT, BLIND2, BLIND3, BLIND4, BLIND5],
-                ids=["updates", "updates_heldout", "blind2", "blind3", "blind4", "blind5"])
+@pytest.fixture(scope="module", params=FIXTURES,
+                ids=["updates", "updates_heldout", "blind2", "blind3", "blind4", "blind5", "blind6"])
 def conversations(request: pytest.FixtureRequest) -> list[Conversation]:
     return load_fixture(request.param)
 
 
 def test_the_held_out_fixture_shares_no_id_with_the_other() -> None:
-    assert fixture_problems([c for f in (FIXTURE, HELD_OUT, BLIND2, BLIND3, BLIND4, BLIND5) for c in load_fixture(f)]) == []
+    assert fixture_problems([c for f in FIXTURES for c in load_fixture(f)]) == []
 
 
 def test_the_fixture_validates(conversations: list[Conversation]) -> None:

@@ -191,6 +191,27 @@ def test_a_later_statement_that_announces_a_change_of_what_an_earlier_one_names_
         assert rank(before, "takes piano lessons") < rank(before, "Margit")
 
 
+UNNAMED = [
+    ("2024-08-05T09:00:00", "Kim", "I buy my coffee beans from a little roaster in Leith, a dark Ethiopian blend."),
+    ("2024-08-20T09:00:00", "Kim", "We made paella on Sunday, the rice came out perfect."),
+    ("2024-09-02T09:00:00", "Kim", "Started a pottery class on Thursday evenings, my first bowl is lopsided."),
+    ("2024-10-07T09:00:00", "Kim", "Switched to a subscription box that posts me a different single origin every "
+                                   "fortnight."),
+]
+
+
+def test_a_change_that_names_nothing_of_the_earlier_statement_comes_first_when_it_is_the_closest_change(
+        tmp_path: Path, minilm: Embedder) -> None:
+    # The October statement names nothing the August one names, and is further from it than the question is: of
+    # the person's later statements that announce a change ("started", "switched"), the one closest to the
+    # best-placed statement goes above it.
+    with Hindsight(tmp_path / "memdir", embedder=minilm) as hs:
+        b = said_alone(hs, "kim", UNNAMED)
+        now = b.recall("Where does Kim get her coffee beans these days?", budget=2000, query_time=QT)
+        assert rank(now, "subscription box") < rank(now, "Leith")
+        assert now.hits[rank(now, "pottery")].supersedes is None
+
+
 def test_the_speaker_of_a_unit_is_its_first_line_label_unless_that_is_the_agent() -> None:
     def unit(text: str, agents: list[str]) -> MemoryUnit:
         return MemoryUnit(id="u", bank_id="b", text=text, network=Network.WORLD, occurred_start=None,

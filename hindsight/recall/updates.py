@@ -22,9 +22,9 @@ changed or ended value (hindsight/claims/, retain/updates.py). Recall reads thos
   the speaker or of anyone they speak of ("my baby brother" is the "my little brother Lwazi" of before). Nothing is
   marked by it.
 - for the same queries, above each person's best-placed statement goes their latest later statement that is as
-  close to it as the query is (cosine of the stored embeddings): a change
-  said in words no claim or topic knows ("we pulled Mateo out of Lincoln, he's at Riverside Montessori now"). One
-  such move per person, and nothing is marked by it.
+  close to it as the query is (cosine of the stored embeddings): a change said in words no claim or topic knows
+  ("we pulled Mateo out of Lincoln, he's at Riverside Montessori now"); when none is, their later statement that
+  announces a change and is the closest to it of those. One such move per person, and nothing is marked by it.
 """
 
 from __future__ import annotations
@@ -176,8 +176,9 @@ def _name_words(names: Sequence[str]) -> set[str]:
 
 def _restated_first(out: UpdateOrder, query_vector: np.ndarray) -> None:
     """Above each person's best-placed candidate, their latest later candidate that is at least as close to it as
-    the query is. One move per person: letting each moved statement pull up its own restatements buried the
-    evidence of LoCoMo questions that say "current" (docs/DECISIONS.md)."""
+    the query is; failing that, of their later candidates that announce a change, the closest to it. One move per
+    person: letting each moved statement pull up its own restatements buried the evidence of LoCoMo questions that
+    say "current" (docs/DECISIONS.md)."""
     order = out.candidates
     people = {c.unit.id: speaker(c.unit) for c in order}
     seen: set[str] = set()
@@ -187,12 +188,15 @@ def _restated_first(out: UpdateOrder, query_vector: np.ndarray) -> None:
         if person is None or person in seen or older.vector is None:
             continue
         seen.add(person)
-        bar = float(older.vector @ query_vector)  # the embedder's vectors are L2-normalized: dot products are cosines
-        later = [c for c in order[i + 1:] if c.vector is not None and c.unit.id not in out.placed_above
-                 and c.unit.mentioned_at > older.unit.mentioned_at and people[c.unit.id] == person
-                 and float(older.vector @ c.vector) >= bar]
+        vector = older.vector
+        bar = float(vector @ query_vector)  # the embedder's vectors are L2-normalized: dot products are cosines
+        after = [c for c in order[i + 1:] if c.vector is not None and c.unit.id not in out.placed_above
+                 and c.unit.mentioned_at > older.unit.mentioned_at and people[c.unit.id] == person]
+        later = [c for c in after if float(vector @ c.vector) >= bar]
         if later:
             moves.append((older, max(later, key=lambda c: c.unit.mentioned_at)))
+        elif changes := [c for c in after if _announces(c.unit)]:
+            moves.append((older, max(changes, key=lambda c: float(vector @ c.vector))))
     for older, newer in moves:
         order.remove(newer)
         order.insert(order.index(older), newer)
