@@ -76,9 +76,11 @@ def apply_updates(
     if intent.asks_present and not asks_period:
         _latest_first(store, bank_id, out, intent)
     if intent.current and not intent.past and not asks_period:
-        _announced_first(out)
+        people = {c.unit.id: speaker(c.unit) for c in out.candidates}
+        changes = {c.unit.id for c in out.candidates if people[c.unit.id] is not None and _announces(c.unit)}
+        _announced_first(out, people, changes)
         if query_vector is not None:
-            _restated_first(out, query_vector)
+            _restated_first(out, query_vector, people, changes)
     return out
 
 
@@ -128,15 +130,14 @@ def _latest_first(store: MemoryStore, bank_id: str, out: UpdateOrder, intent: Qu
                 order[i] = cand
 
 
-def _announced_first(out: UpdateOrder) -> None:
+def _announced_first(out: UpdateOrder, people: dict[str, str | None], changes: set[str]) -> None:
     """Above a person's best-placed earlier candidate that names someone or something their later candidate
     names too (besides themselves and the agent), that later one, when its words announce a change ("she and Pieter
-    broke up", "I cancelled PureGym and joined Ringside"): a change of any attribute, said of anyone."""
+    broke up", "I cancelled PureGym and joined Ringside"): a change of any attribute, said of anyone. `people` are
+    the candidates' speakers, `changes` the candidates that announce a change."""
     order = out.candidates
-    people = {c.unit.id: speaker(c.unit) for c in order}
     names = {c.unit.id: named(c.unit) for c in order if people[c.unit.id] is not None}
-    movers = sorted((c for c in order if c.unit.id in names and _announces(c.unit)),
-                    key=lambda c: c.unit.mentioned_at)
+    movers = sorted((c for c in order if c.unit.id in changes), key=lambda c: c.unit.mentioned_at)
     for newer in movers:
         person, at = people[newer.unit.id], order.index(newer)
         older = next((c for c in order[:at] if people[c.unit.id] == person
@@ -174,13 +175,13 @@ def _name_words(names: Sequence[str]) -> set[str]:
     return {w.lower() for w in words if len(w) > 2 or w.isupper()} - _NOT_NAMES
 
 
-def _restated_first(out: UpdateOrder, query_vector: np.ndarray) -> None:
+def _restated_first(out: UpdateOrder, query_vector: np.ndarray, people: dict[str, str | None],
+                    changes: set[str]) -> None:
     """Above each person's best-placed candidate, their latest later candidate that is at least as close to it as
     the query is; failing that, of their later candidates that announce a change, the closest to it. One move per
     person: letting each moved statement pull up its own restatements buried the evidence of LoCoMo questions that
     say "current" (docs/DECISIONS.md)."""
     order = out.candidates
-    people = {c.unit.id: speaker(c.unit) for c in order}
     seen: set[str] = set()
     moves: list[tuple[Candidate, Candidate]] = []
     for i, older in enumerate(order):
@@ -195,8 +196,8 @@ def _restated_first(out: UpdateOrder, query_vector: np.ndarray) -> None:
         later = [c for c in after if float(vector @ c.vector) >= bar]
         if later:
             moves.append((older, max(later, key=lambda c: c.unit.mentioned_at)))
-        elif changes := [c for c in after if _announces(c.unit)]:
-            moves.append((older, max(changes, key=lambda c: float(vector @ c.vector))))
+        elif changed := [c for c in after if c.unit.id in changes]:
+            moves.append((older, max(changed, key=lambda c: float(vector @ c.vector))))
     for older, newer in moves:
         order.remove(newer)
         order.insert(order.index(older), newer)
