@@ -134,6 +134,13 @@ def test_same_value_ignores_articles_and_reads_a_part_as_the_whole() -> None:
     assert not same_value("Portland", "Seattle") and not same_value("", "Seattle")
 
 
+def test_same_value_reads_a_clipped_name_or_initials_as_the_name() -> None:
+    assert same_value("Obs", "a house in Observatory") and same_value("the University of Cape Town", "UCT")
+    assert same_value("New York City", "NYC") and same_value("Uni of Leeds", "University of Leeds")
+    assert not same_value("vegan", "vegetarian") and not same_value("Va", "Vancouver")
+    assert not same_value("UW", "University of Oregon") and not same_value("Galaxy S2", "Galaxy S23")
+
+
 def test_a_later_change_or_ending_supersedes_a_restatement_does_not() -> None:
     portland, still, seattle = claim("a", "Portland", 1), claim("b", "Portland", 2), claim("c", "Seattle", 3)
     found = {(s.newer, s.older) for s in supersessions([seattle], [portland, still])}

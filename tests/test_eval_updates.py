@@ -21,15 +21,17 @@ BLIND2 = Path(__file__).parent / "fixtures" / "updates_blind2.json"
 BLIND3 = Path(__file__).parent / "fixtures" / "updates_blind3.json"
 # A fourth (c41 to c50), written after the third had been read.
 BLIND4 = Path(__file__).parent / "fixtures" / "updates_blind4.json"
-# A fifth (c51 to c60), written after the fourth had been read, and a sixth (c61 to c70) after the fifth had been.
+# A fifth (c51 to c60), written after the fourth had been read, a sixth (c61 to c70) after the fifth had been, and a
+# seventh (c71 to c80) while the sixth was still unread.
 BLIND5 = Path(__file__).parent / "fixtures" / "updates_blind5.json"
 BLIND6 = Path(__file__).parent / "fixtures" / "updates_blind6.json"
-FIXTURES = (FIXTURE, HELD_OUT, BLIND2, BLIND3, BLIND4, BLIND5, BLIND6)
+BLIND7 = Path(__file__).parent / "fixtures" / "updates_blind7.json"
+FIXTURES = (FIXTURE, HELD_OUT, BLIND2, BLIND3, BLIND4, BLIND5, BLIND6, BLIND7)
 KINDS = ("residence", "workplace", "school", "partner", "diet", "club", "car", "phone")
 
 
 @pytest.fixture(scope="module", params=FIXTURES,
-                ids=["updates", "updates_heldout", "blind2", "blind3", "blind4", "blind5", "blind6"])
+                ids=["updates", "updates_heldout", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7"])
 def conversations(request: pytest.FixtureRequest) -> list[Conversation]:
     return load_fixture(request.param)
 

@@ -11,6 +11,9 @@ from dataclasses import dataclass
 _WORD = re.compile(r"[a-z0-9]+")
 # Words that do not tell two values apart ("the University of Washington" is "University of Washington").
 _NEUTRAL = frozenset({"the", "a", "an", "of", "my", "our", "new", "in", "at", "and", "s"})
+# Words an initialism skips ("University of Cape Town" is "UCT"; "New York City" keeps its N).
+_LINKING = frozenset({"the", "a", "an", "of", "and", "at", "in", "for", "s"})
+_MIN_CLIP = 3  # a clipped name keeps at least this many letters ("Obs"): "Va" names too many things
 
 
 @dataclass(frozen=True)
@@ -41,9 +44,21 @@ def _words(value: str) -> frozenset[str]:
 
 def same_value(a: str, b: str) -> bool:
     """Whether two values name the same thing: one's words contain the other's ("Seattle" and "Capitol Hill,
-    Seattle"). An unnamed value is the same as none."""
+    Seattle"), or name it short ("Obs" and "Observatory", "UCT" and "the University of Cape Town"). An unnamed value
+    is the same as none."""
     wa, wb = _words(a), _words(b)
-    return bool(wa and wb) and (wa <= wb or wb <= wa)
+    return bool(wa and wb) and (_shortens(wa, b) or _shortens(wb, a))
+
+
+def _shortens(words: frozenset[str], value: str) -> bool:
+    """Whether each of `words` is a word of `value` or its clipped start ("Obs" of "Observatory"), or they are one
+    word made of the initials of `value`'s words ("UCT")."""
+    full = _WORD.findall(value.lower())
+    initials = "".join(w[0] for w in full if w not in _LINKING)
+    if len(words) == 1 and len(initials) > 1 and next(iter(words)) == initials:
+        return True
+    return all(any(w == x or (len(w) >= _MIN_CLIP and w.isalpha() and x.startswith(w)) for x in full)
+               for w in words)
 
 
 def family(attribute: str) -> str:
