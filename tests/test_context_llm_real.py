@@ -15,7 +15,7 @@ from tests.test_observation_log import TURNS, conversation
 def test_the_local_model_observes_a_short_conversation(memdir: Path, minilm: Embedder, qwen_decoding: Path) -> None:
     from hindsight.llm.llamacpp_backend import LlamaCppLLM
 
-    llm = LlamaCppLLM(qwen_decoding, n_threads=1, n_ctx=2048, seed=0, temperature=0.0, max_tokens=300)
+    llm = LlamaCppLLM(qwen_decoding, n_threads=2, n_ctx=2048, seed=0, temperature=0.0, max_tokens=300)
     config = HindsightConfig.from_dict({"context": {"observer": "llm", "observe_tokens": 1},
                                         "llm": {"max_retries": 1}, "reflect": {"work": {"background": False}}})
     with Hindsight(memdir, config, llm=llm, embedder=minilm) as hs:

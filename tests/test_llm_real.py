@@ -64,7 +64,7 @@ def endpoint_llm(llama_server: str) -> OpenAICompatibleLLM:
 
 @pytest.fixture(scope="session")
 def local_llm(qwen_small: Path) -> LlamaCppLLM:
-    return LlamaCppLLM(qwen_small, n_threads=1, n_ctx=4096, max_tokens=512)
+    return LlamaCppLLM(qwen_small, n_threads=2, n_ctx=4096, max_tokens=512)
 
 
 def _document(doc_id: str) -> Document:
