@@ -147,30 +147,27 @@ def _more_skeptical(judge: LLM, first: str, second: str) -> str:
 def test_opposite_dispositions_form_opinions_in_the_stated_direction(
     memdir: Path, minilm: Embedder, qwen_large: Path
 ) -> None:
-    """Same facts, a skeptic and a believer, two sampling seeds; the judge sees both orders of each pair. qwen-1.5b
-    is both reflector and judge (qwen-0.5b tied 3-3 over three seeds). The opinion's schema-constrained decoding is
-    most of its time."""
+    """Same facts, a skeptic and a believer, one sampling seed; the judge sees both orders of the pair. qwen-1.5b is
+    both reflector and judge (qwen-0.5b tied 3-3 over three seeds). The opinion's schema-constrained decoding is most
+    of its time, so more seeds do not fit the suite."""
     profiles = {
         "skeptic": BankProfile(name="Sam", disposition=Disposition(skepticism=5, literalism=5, empathy=1, bias=1.0)),
         "believer": BankProfile(name="Sam", disposition=Disposition(skepticism=1, literalism=1, empathy=5, bias=1.0)),
     }
-    skeptic_wins = believer_wins = 0
     judge = _local(qwen_large)
-    for seed in (1, 2):
-        llm = _local(qwen_large, seed)
-        with _engine(memdir / str(seed), minilm, llm, opinions={"max_per_reflect": 1}) as hs:
-            said: dict[str, str] = {}
-            for name, profile in profiles.items():
-                bank = hs.bank(name)
-                bank.set_profile(profile)
-                bank.retain("Bob says his new herbal supplement cured his cold in one day.", timestamp="2024-05-01")
-                bank.retain("Bob sells that supplement online and has no medical training.", timestamp="2024-05-02")
-                result = bank.reflect("What do you think of Bob's claim about his supplement?")
-                said[name] = result.opinions[0].unit.text if result.opinions else result.answer
-            forward = _more_skeptical(judge, said["skeptic"], said["believer"])
-            backward = _more_skeptical(judge, said["believer"], said["skeptic"])
-            skeptic_wins += (forward == "A") + (backward == "B")
-            believer_wins += (forward == "B") + (backward == "A")
+    with _engine(memdir, minilm, _local(qwen_large, seed=1), opinions={"max_per_reflect": 1}) as hs:
+        said: dict[str, str] = {}
+        for name, profile in profiles.items():
+            bank = hs.bank(name)
+            bank.set_profile(profile)
+            bank.retain("Bob says his new herbal supplement cured his cold in one day.", timestamp="2024-05-01")
+            bank.retain("Bob sells that supplement online and has no medical training.", timestamp="2024-05-02")
+            result = bank.reflect("What do you think of Bob's claim about his supplement?")
+            said[name] = result.opinions[0].unit.text if result.opinions else result.answer
+    forward = _more_skeptical(judge, said["skeptic"], said["believer"])
+    backward = _more_skeptical(judge, said["believer"], said["skeptic"])
+    skeptic_wins = (forward == "A") + (backward == "B")
+    believer_wins = (forward == "B") + (backward == "A")
     assert skeptic_wins > believer_wins, json.dumps({"skeptic": skeptic_wins, "believer": believer_wins})
 
 
