@@ -21,17 +21,20 @@ BLIND2 = Path(__file__).parent / "fixtures" / "updates_blind2.json"
 BLIND3 = Path(__file__).parent / "fixtures" / "updates_blind3.json"
 # A fourth (c41 to c50), written after the third had been read.
 BLIND4 = Path(__file__).parent / "fixtures" / "updates_blind4.json"
-# A fifth (c51 to c60), written after the fourth had been read, a sixth (c61 to c70) after the fifth had been, and a
-# seventh (c71 to c80) while the sixth was still unread.
+# A fifth (c51 to c60), written after the fourth had been read, a sixth (c61 to c70) after the fifth had been, a
+# seventh (c71 to c80) while the sixth was still unread, and an eighth (c81 to c90) while the sixth and the seventh's
+# update cases were.
 BLIND5 = Path(__file__).parent / "fixtures" / "updates_blind5.json"
 BLIND6 = Path(__file__).parent / "fixtures" / "updates_blind6.json"
 BLIND7 = Path(__file__).parent / "fixtures" / "updates_blind7.json"
-FIXTURES = (FIXTURE, HELD_OUT, BLIND2, BLIND3, BLIND4, BLIND5, BLIND6, BLIND7)
+BLIND8 = Path(__file__).parent / "fixtures" / "updates_blind8.json"
+FIXTURES = (FIXTURE, HELD_OUT, BLIND2, BLIND3, BLIND4, BLIND5, BLIND6, BLIND7, BLIND8)
 KINDS = ("residence", "workplace", "school", "partner", "diet", "club", "car", "phone")
 
 
 @pytest.fixture(scope="module", params=FIXTURES,
-                ids=["updates", "updates_heldout", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7"])
+                ids=["updates", "updates_heldout", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7",
+                     "blind8"])
 def conversations(request: pytest.FixtureRequest) -> list[Conversation]:
     return load_fixture(request.param)
 
