@@ -63,6 +63,17 @@ def one(text: str) -> tuple[str, str, str, bool]:
         # a tag question leaves the statement; "Dad" is a name
         ("I live in Reno now, can you believe it?", (SPEAKER, "residence", "Reno", False)),
         ("Dad finally caved, he has an iPhone 13 now.", ("Dad", "phone", "iPhone 13", False)),
+        # words between "work" and the place; a role between "first day" and it; a lower-case place left
+        ("I work the circulation desk at the Berwyn Public Library.", (SPEAKER, "workplace", "Berwyn Public Library",
+                                                                       False)),
+        ("First day as finance manager at Baybridge Health today!", (SPEAKER, "workplace", "Baybridge Health",
+                                                                     False)),
+        ("I retired from the library!", (SPEAKER, "workplace", "library", True)),
+        # chat drops the "I"; a club named by who its members are; a time of day is no condition
+        ("Got a 1BHK in HSR Layout, ten minutes from the office.", (SPEAKER, "residence", "HSR Layout", False)),
+        ("So no more fish either.", (SPEAKER, "diet", "no fish", False)),
+        ("Margaret and myself joined the Galtee Walkers.", (SPEAKER, "club:hiking", "Galtee Walkers", False)),
+        ("After church it's lunch with my boyfriend Otieno.", (SPEAKER, "partner", "Otieno", False)),
     ],
 )
 def test_a_statement_of_the_present_makes_one_claim(text: str, expected: tuple[str, str, str, bool]) -> None:
@@ -83,6 +94,12 @@ def test_a_statement_of_the_present_makes_one_claim(text: str, expected: tuple[s
         "I have a sister.",
         "I work from home on Fridays.",
         "We were eating fish tacos.",
+        "After we move I'll live in Denver.",
+        "Until recently I was working at Acme.",
+        "I work out at Equinox.",
+        "Finally retired the cracked XR!",
+        "On Wednesday I joined a Melville Striders hill session as a guest.",
+        "My sister hates it there. She says I should live in Denver.",
     ],
 )
 def test_a_wish_a_plan_a_question_or_the_past_makes_no_claim(text: str) -> None:

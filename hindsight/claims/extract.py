@@ -50,7 +50,8 @@ _BOUNDARY = re.compile(
     r"last|this|next|two|three|four|a\s+few|ago|in\s+(?:19|20)\d\d|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
     r"now|anymore|any\s+more|yet|though|which|who|where|that|to|right|again|too|instead|these|starting|from|"
     r"full[- ]time|part[- ]time|by|about|over|into|if|or|soon|recently|lately|today|tonight|yesterday|tomorrow|"
-    r"back|either|anyway|btw|lol|haha|nearby|downtown|in|on|at|is|was|are|were|has|have|had|will|every|each|out|up)\b)",
+    r"back|either|anyway|btw|lol|haha|nearby|downtown|in|on|at|is|was|are|were|has|have|had|will|every|each|out|up|"
+    r"done|started|starts|began|begins)\b)",
     re.IGNORECASE,
 )
 _LEADING = frozenset({"a", "an", "the", "my", "our", "his", "her", "their", "new", "brand", "used", "local", "little",
@@ -188,10 +189,18 @@ def _context(
     clause = _stated_clause(left)
     if clause is None:
         return None
-    subject = subject or _subject(clause, pronoun)
+    subject = subject or _subject(clause, pronoun) or _dropped(left)
     if subject is None:
         return None
     return subject, lex.NEGATION.search(clause) is not None
+
+
+def _dropped(left: str) -> str | None:
+    """The speaker, when the words before the predicate are only fillers: chat drops the "I" ("Got a 1BHK in HSR
+    Layout", "So no more fish either")."""
+    words = [t.lower() for t in _TOKEN.findall(_VOCATIVE.sub("", left))]
+    named = any(w in _PRONOUNS or w in _STOP_SUBJECT for w in words)  # "she's" is a filler, and names someone
+    return SPEAKER if not named and all(w in lex.FILLERS for w in words) else None
 
 
 def _subject(clause: str, pronoun: str | None) -> str | None:
@@ -285,7 +294,9 @@ def _rule_claim(
                 return None
             value = ""
     elif kind is lex.ValueKind.CLUBBY or (kind is lex.ValueKind.JOINED and attribute.startswith("club")):
-        if not words & lex.CLUB_WORDS:
+        # "joined a Striders hill session as a guest": one outing, not the club
+        named = words & lex.CLUB_WORDS or _club(words) == "club:sport"
+        if not (value and named) or value.split()[-1].lower() in lex.OUTINGS:
             return None
     elif kind in (lex.ValueKind.PROPER, lex.ValueKind.SCHOOLY, lex.ValueKind.JOINED):
         if not _capitalised(value):
@@ -308,7 +319,7 @@ def _attribute(rule: lex.Rule, value: str, head: str) -> str | None:
     if kind is lex.ValueKind.SCHOOLY:
         return rule.attribute if words & lex.SCHOOL_WORDS else None
     if kind is lex.ValueKind.JOINED:
-        if words & lex.CLUB_WORDS:
+        if words & lex.CLUB_WORDS or _club(words) == "club:sport":  # "joined Oadby Shuttlers badminton"
             return _club(words | set(head.lower().split()))
         return "school" if words & lex.SCHOOL_WORDS else "workplace"
     if kind is lex.ValueKind.CLUBBY:

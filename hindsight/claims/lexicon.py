@@ -40,7 +40,7 @@ def _p(text: str) -> re.Pattern[str]:
     return re.compile(text, re.IGNORECASE)
 
 
-_HOME = r"(?:apartment|place|house|home|condo|flat|studio|townhouse|loft|rental)"
+_HOME = r"(?:apartment|place|house|home|condo|flat|studio|townhouse|loft|rental|\d?\s?bhk)"
 _WORKED = r"(?:job|position|role|internship|gig|residency|post|contract)"
 
 RULES: tuple[Rule, ...] = (
@@ -57,18 +57,23 @@ RULES: tuple[Rule, ...] = (
     Rule("workplace", _p(r"\b(?:work|works|working)\s+(?:full[- ]time\s+|part[- ]time\s+|remotely\s+|"
                          r"from\s+home\s+)?(?:as\s+(?:an?\s+)?[\w-]+"
                          r"(?:\s+[\w-]+){0,2}?\s+)?(?:at|for)\s+")),
+    Rule("workplace", _p(r"\b(?:work|works|working)\s+(?!out\b|as\b|at\b|for\b)(?:[\w'-]+\s+){1,4}?(?:at|for)\s+"),
+         ValueKind.PROPER),
     Rule("workplace", _p(rf"\b{_WORKED}\s+(?:as\s+(?:an?\s+)?[\w-]+(?:\s+[\w-]+){{0,2}}?\s+)?(?:at|with)\s+")),
     Rule("workplace", _p(r"\b(?:started|starting|start|began|begun)\s+(?:work(?:ing)?\s+|a\s+new\s+job\s+|classes\s+)?"
-                         r"(?:at|with)\s+|\bfirst\s+(?:day|week|month|shift|semester)\s+(?:at|with)\s+"),
+                         r"(?:at|with)\s+|\bfirst\s+(?:day|week|month|shift|semester)\s+"
+                         r"(?:as\s+(?:an?\s+)?[\w-]+(?:\s+[\w-]+){0,2}?\s+)?(?:at|with)\s+"),
          ValueKind.JOINED),
     Rule("workplace", _p(r"\baccepted\s+(?:an?\s+|the\s+|their\s+)?(?:job\s+)?(?:offer|position|role|job)\s+"
                          r"(?:from|at|with)\s+"), ValueKind.PROPER),
     Rule("workplace", _p(r"\blast\s+(?:day|shift)\s+(?:at|with)\s+"), ValueKind.JOINED, ended=True),
     Rule("workplace", _p(r"\b(?:retired|got\s+laid\s+off|was\s+laid\s+off|got\s+let\s+go|got\s+fired|was\s+fired)"
-                         r"\b(?!\s+(?:from|by)\b)"), ValueKind.ANY, ended=True),
+                         r"\b(?!\s+(?:from|by|the|my|our|his|her|their|a|an|it|that|this)\b)"),
+         ValueKind.ANY, ended=True),  # not "retired the cracked XR"
     Rule("workplace", _p(r"\b(?:hired|employed|recruited)\s+(?:by|at)\s+"), ValueKind.PROPER),
     Rule("workplace", _p(r"\b(?:am|'m|is|'s|are|'re)\s+(?:now\s+)?an?\s+(?!(?:[\w-]+\s+){0,3}?(?:member|regular|"
-                         r"customer|patient|guest|fan|volunteer|student|major|freshman|sophomore|junior|senior)\b)"
+                         r"customer|patient|guest|fan|volunteer|student|major|freshman|sophomore|junior|senior)"
+                         r"\s+(?:at|for)\b)"
                          r"(?:[\w-]+\s+){1,3}?(?:at|for)\s+"),
          ValueKind.PROPER),
     # verbs of a trade ("teaches chemistry at", "bartending at")
@@ -78,9 +83,10 @@ RULES: tuple[Rule, ...] = (
                          r"(?:[\w-]+\s+){0,2}?(?:at|for)\s+"), ValueKind.PROPER),
     Rule("workplace", _p(r"\b(?:office|employer|company|workplace)\s+(?:at|is)\s+"), ValueKind.PROPER),
     Rule("workplace", _p(r"\b(?:joined|joining)\s+"), ValueKind.JOINED),
-    Rule("workplace", _p(rf"\b(?:quit|left|leaving|resigned\s+from|laid\s+off\s+(?:from|by)|fired\s+from|retired\s+"
-                         rf"from)\s+(?:(?:my|his|her|their|the)\s+{_WORKED}\s+(?:at|with)\s+)?"), ValueKind.JOINED,
-         ended=True),
+    Rule("workplace", _p(rf"\b(?:quit|left|leaving)\s+(?:(?:my|his|her|their|the)\s+{_WORKED}\s+(?:at|with)\s+)?"),
+         ValueKind.JOINED, ended=True),
+    Rule("workplace", _p(rf"\b(?:resigned\s+from|laid\s+off\s+(?:from|by)|fired\s+from|retired\s+from)\s+"
+                         rf"(?:(?:my|his|her|their|the)\s+{_WORKED}\s+(?:at|with)\s+)?"), ended=True),
     # where someone studies, and what
     Rule("school", _p(r"\b(?:study|studies|studying)\s+(?:[\w-]+\s+){0,3}?at\s+"), ValueKind.PROPER),
     Rule("school", _p(r"\b(?:student|freshman|sophomore|junior|senior|undergrad|grad\s+student|phd\s+student)\s+"
@@ -132,7 +138,7 @@ DIET_VERBS = re.compile(
 )
 DIET_ENDED = re.compile(
     rf"\b(?:stopped|quit|quitting|gave\s+up(?:\s+on)?|giving\s+up(?:\s+on)?|dropped|ditched|done\s+with|off|"
-    rf"no\s+longer\s+(?:on|doing))\s+(?:the\s+|my\s+)?({DIET_WORDS})\b",
+    rf"no\s+longer\s+(?:on|doing)|no\s+more)\s+(?:the\s+|my\s+)?({DIET_WORDS})\b",
     re.IGNORECASE,
 )
 DIET_NOT_AFTER = frozenset({
@@ -141,7 +147,7 @@ DIET_NOT_AFTER = frozenset({
     "bakery", "spot", "lasagna", "chili", "pizza", "cheese", "alternative", "alternatives",
 })
 DIET_FOODS = re.compile(
-    r"\b(?:(stopped|quit|gave\s+up|cut\s+out|no\s+longer|off|started|began|back\s+to)\s+(?:eating\s+)?|"
+    r"\b(?:(stopped|quit|gave\s+up|cut\s+out|no\s+longer|no\s+more|off|started|began|back\s+to)\s+(?:eating\s+)?|"
     r"(?=(?:eat|eats|eating)\s+\S+(?:\s+meat)?\s+again\b)(eat|eats|eating)\s+)"
     r"(red\s+meat|meat|dairy|gluten|sugar|carbs|fish|pork|animal\s+products)\b",
     re.IGNORECASE,
@@ -184,26 +190,32 @@ PHONE_WORDS = frozenset({
 CLUB_WORDS = frozenset({
     "club", "team", "league", "group", "society", "crew", "choir", "band", "chapter", "circle", "squad",
     "association", "guild", "ensemble", "orchestra", "runners", "striders", "cyclists", "riders", "rovers",
+    "harriers", "joggers", "walkers", "ramblers", "hikers", "swimmers", "rowers", "climbers", "paddlers", "singers",
     "collective", "meetup", "gym", "studio", "co-op", "congregation", "union", "fraternity", "sorority",
 })
+# What a club holds, not the club: joining one of these is one outing.
+OUTINGS = frozenset({"session", "sessions", "class", "run", "ride", "walk", "hike", "workout", "game", "match",
+                     "meeting", "practice", "rehearsal", "call", "tour", "trip", "event", "race"})
 SCHOOL_WORDS = frozenset({
     "university", "college", "school", "institute", "academy", "polytechnic", "conservatory", "seminary",
     "bootcamp", "uw", "mit", "ucla", "nyu", "usc", "ucsd", "uc", "cal", "stanford", "harvard", "yale", "princeton",
 })
 # Activities that tell one club apart from another: (words, activity).
 ACTIVITIES: tuple[tuple[frozenset[str], str], ...] = (
-    (frozenset({"run", "runs", "running", "runners", "runner", "striders", "jog", "jogging", "track", "marathon"}),
+    (frozenset({"run", "runs", "running", "runners", "runner", "striders", "harriers", "jog", "jogging", "joggers",
+                "track", "marathon"}),
      "running"),
     (frozenset({"ride", "rides", "riding", "cycling", "cyclists", "bike", "biking", "riders"}), "cycling"),
     (frozenset({"swim", "swims", "swimming", "swimmers"}), "swimming"),
     (frozenset({"book", "books", "reading", "readers"}), "book"),
-    (frozenset({"climb", "climbs", "climbing", "bouldering"}), "climbing"),
-    (frozenset({"row", "rows", "rowing", "crew"}), "rowing"),
-    (frozenset({"sing", "sings", "singing", "choir", "chorus"}), "singing"),
+    (frozenset({"climb", "climbs", "climbing", "climbers", "bouldering"}), "climbing"),
+    (frozenset({"row", "rows", "rowing", "rowers", "crew"}), "rowing"),
+    (frozenset({"sing", "sings", "singing", "singers", "choir", "chorus"}), "singing"),
     (frozenset({"soccer", "football", "basketball", "volleyball", "softball", "baseball", "hockey", "rugby",
-                "cricket", "tennis", "pickleball", "ultimate", "frisbee", "lacrosse", "kickball"}), "sport"),
+                "cricket", "tennis", "pickleball", "ultimate", "frisbee", "lacrosse", "kickball", "badminton",
+                "squash", "netball", "futsal", "hurling", "handball", "curling", "derby"}), "sport"),
     (frozenset({"chess"}), "chess"),
-    (frozenset({"hike", "hiking", "hikers"}), "hiking"),
+    (frozenset({"hike", "hiking", "hikers", "walk", "walking", "walkers", "ramblers"}), "hiking"),
     (frozenset({"trivia", "quiz"}), "trivia"),
     (frozenset({"bowl", "bowls", "bowling"}), "bowling"),
     (frozenset({"golf", "golfing"}), "golf"),
@@ -215,8 +227,10 @@ HYPOTHETICAL = re.compile(
     r"\b(?:might|may|could|would|should|will|shall|wo|'ll|'d|want|wants|wanted|hope|hoping|hopes|plan|plans|"
     r"planning|thinking|think|considering|consider|wondering|wonder|if|whether|maybe|perhaps|someday|dream|dreams|"
     r"dreaming|wish|going\s+to|gonna|about\s+to|used\s+to|supposed\s+to|try|trying|tried|apply|applying|applied|"
-    r"interview|interviewing|suggest|suggested|recommend|recommended|advice|imagine|when|before|after|until|"
-    r"once|ever|never|chance|offer|offered|options|looking|look|nearly|almost|"
+    r"interview|interviewing|suggest|suggested|recommend|recommended|advice|imagine|"
+    r"(?:when|before|after|until|once)(?=\s+(?:i|i'm|we|we're|he|she|they|you|it|my|our|his|her|their|"
+    r"recently|last|that|then|(?-i:[A-Z])\w*)\b)|"
+    r"ever|never|chance|offer|offered|options|looking|look|nearly|almost|"
     # someone else's wish ("keeps begging us to move"), and having without owning ("test drive", "borrowing")
     r"begging|begs|begged|urging|urges|pushing|telling|convince|convincing|persuade|test|borrow|borrows|borrowed|"
     r"borrowing|loaner|rental)\b",
