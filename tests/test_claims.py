@@ -74,6 +74,12 @@ def one(text: str) -> tuple[str, str, str, bool]:
         ("So no more fish either.", (SPEAKER, "diet", "no fish", False)),
         ("Margaret and myself joined the Galtee Walkers.", (SPEAKER, "club:hiking", "Galtee Walkers", False)),
         ("After church it's lunch with my boyfriend Otieno.", (SPEAKER, "partner", "Otieno", False)),
+        # a name ends where its words do; a capitalised "New" is part of it; a plural diet is the diet
+        ("My flat in Kilimani gets the most beautiful morning light.", (SPEAKER, "residence", "Kilimani", False)),
+        ("We live in San Nicolás de los Garza, near the metro.", (SPEAKER, "residence", "San Nicolás de los Garza",
+                                                                  False)),
+        ("I moved to New York City last week.", (SPEAKER, "residence", "New York City", False)),
+        ("We're strict vegetarians, not even eggs.", (SPEAKER, "diet", "vegetarian", False)),
     ],
 )
 def test_a_statement_of_the_present_makes_one_claim(text: str, expected: tuple[str, str, str, bool]) -> None:

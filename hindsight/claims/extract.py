@@ -56,7 +56,10 @@ _BOUNDARY = re.compile(
 )
 _LEADING = frozenset({"a", "an", "the", "my", "our", "his", "her", "their", "new", "brand", "used", "local", "little",
                       "big", "same", "current", "nice", "lovely", "beautiful", "huge", "tiny", "old"})
+_ARTICLES = frozenset({"a", "an", "the", "my", "our", "his", "her", "their"})
 _MAX_VALUE_TOKENS = 6
+# Lower-case words inside a name ("University of Washington", "Rio de Janeiro").
+_NAME_LINKS = frozenset({"of", "the", "de", "del", "da", "do", "la", "le", "los", "las", "du", "di", "von", "van", "&"})
 # A name that opens a sentence before a comma is whom it is said to ("Nova, I got the job"), or a place that
 # answers a question ("Austin, in a little duplex"), not its subject.
 _VOCATIVE = re.compile(r"^\s*(?:(?:hey|hi|oh|so|well)\s+)?[A-Z][\w'-]*,\s")
@@ -236,11 +239,34 @@ def _value(rest: str, limit: int | None = _MAX_VALUE_TOKENS) -> str:
     cut = _BOUNDARY.search(rest)
     phrase = rest[: cut.start()] if cut else rest
     tokens = _TOKEN.findall(phrase)
-    while tokens and tokens[0].lower() in _LEADING:
+    while tokens and tokens[0].lower() in _LEADING and not _opens_name(tokens):
         tokens.pop(0)
     if limit is not None and len(tokens) > limit:
         return ""
     return " ".join(tokens).rstrip(".'")
+
+
+def _opens_name(tokens: list[str]) -> bool:
+    """Whether a leading word is part of the name after it: "New York", "Old Town", "Big Sur" (not "The Cliffs")."""
+    first = tokens[0]
+    return first.lower() not in _ARTICLES and len(tokens) > 1 and first[0].isupper() and tokens[1][0].isupper()
+
+
+def _name_run(rest: str) -> str:
+    """Of words that open with a name, the name: "Kilimani" of "Kilimani gets the morning light", "University of
+    Washington" of "University of Washington has a...", "Wuse 2"; `rest` as it is when it opens with no name."""
+    tokens = rest.split(" ")
+    end = 0
+    while end < len(tokens):
+        after = end
+        while after < len(tokens) and tokens[after].lower() in _NAME_LINKS:  # "de los"
+            after += 1
+        linked = 0 < end < after < len(tokens) and tokens[after][:1].isupper()
+        numbered = end > 0 and tokens[end].rstrip(",.;:!?").isdigit() and len(tokens[end]) <= 3  # "Wuse 2"
+        if not (tokens[end][:1].isupper() or linked or numbered):
+            break
+        end += 1
+    return " ".join(tokens[:end]) if end else rest
 
 
 def _capitalised(value: str) -> bool:
@@ -272,7 +298,12 @@ def _rule_claim(
     kind = rule.value
     rest = sentence[m.end():]
     # A device is named by its brand, often after a comma: "I got a new car, a Honda Civic".
-    value = _value(rest.replace(",", " ", 1), None) if kind is lex.ValueKind.DEVICE else _value(rest)
+    if kind is lex.ValueKind.DEVICE:
+        value = _value(rest.replace(",", " ", 1), None)
+    elif kind is lex.ValueKind.PROPER:
+        value = _value(_name_run(rest))
+    else:
+        value = _value(rest)
     attribute = _attribute(rule, value, sentence[: m.end()])
     if attribute is None:
         return None
@@ -368,7 +399,7 @@ def _diet_claims(sentence: str, pronoun: str | None) -> list[Claim]:
     for m in lex.DIET_ENDED.finditer(sentence):
         context = _context(sentence, m.start(), pronoun)
         if context is not None:
-            out.append(Claim(context[0], "diet", " ".join(m.group(1).lower().replace("-", " ").split()), True,
+            out.append(Claim(context[0], "diet", _diet(m.group(1)), True,
                              sentence))
     for m in lex.DIETS.finditer(sentence):
         before = sentence[: m.start()]
@@ -381,7 +412,7 @@ def _diet_claims(sentence: str, pronoun: str | None) -> list[Claim]:
         context = _context(sentence, verb.start(), pronoun)
         negated = lex.NEGATION.search(before[verb.start():]) is not None
         if context is not None:
-            value = " ".join(m.group(1).lower().replace("-", " ").split())
+            value = _diet(m.group(1))
             out.append(Claim(context[0], "diet", value, context[1] or negated, sentence))
     for m in lex.DIET_FOODS.finditer(sentence):
         context = _context(sentence, m.start(), pronoun)
@@ -395,6 +426,12 @@ def _diet_claims(sentence: str, pronoun: str | None) -> list[Claim]:
         if context is not None:
             out.append(Claim(context[0], "diet", m.group(1).lower(), context[1], sentence))
     return out
+
+
+def _diet(words: str) -> str:
+    """A diet's name as one value: "gluten free" of "Gluten-free", "vegetarian" of "vegetarians"."""
+    name = " ".join(words.lower().replace("-", " ").split())
+    return name[:-1] if name.endswith(("ans", "arians")) else name
 
 
 def _favorite_claims(sentence: str, pronoun: str | None) -> list[Claim]:

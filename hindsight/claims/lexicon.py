@@ -127,13 +127,14 @@ RULES: tuple[Rule, ...] = (
 )
 
 # Diets: a word that names one, after a verb of being, becoming or doing.
-DIET_WORDS = (r"vegan|vegetarian|pescatarian|pescetarian|keto|paleo|gluten[- ]free|dairy[- ]free|plant[- ]based|"
+DIET_WORDS = (r"vegans?|vegetarians?|pescatarians?|pescetarians?|eggetarians?|keto|paleo|gluten[- ]free|dairy[- ]free|"
+              r"plant[- ]based|"
               r"carnivore|flexitarian|kosher|halal|low[- ]carb|whole30|intermittent\s+fasting|fasting")
 DIETS = re.compile(rf"\b({DIET_WORDS})\b", re.IGNORECASE)
 DIET_VERBS = re.compile(
     r"\b(?:am|'m|is|'s|are|'re|be|been|became|become|becoming|gone|went|going|turned|turning|switched\s+to|"
     r"eat|eating|now|fully|strictly|mostly|officially|on\s+an?|doing|do|does|trying|tried|following|follow|started|"
-    r"starting|begun|began)\s+(?:not\s+)?(?:(?:fully|strictly|mostly|completely|a|the)\s+)?$",
+    r"starting|begun|began)\s+(?:not\s+)?(?:(?:fully|strictly|strict|mostly|completely|a|an|the)\s+){0,2}$",
     re.IGNORECASE,
 )
 DIET_ENDED = re.compile(
@@ -149,7 +150,7 @@ DIET_NOT_AFTER = frozenset({
 DIET_FOODS = re.compile(
     r"\b(?:(stopped|quit|gave\s+up|cut\s+out|no\s+longer|no\s+more|off|started|began|back\s+to)\s+(?:eating\s+)?|"
     r"(?=(?:eat|eats|eating)\s+\S+(?:\s+meat)?\s+again\b)(eat|eats|eating)\s+)"
-    r"(red\s+meat|meat|dairy|gluten|sugar|carbs|fish|pork|animal\s+products)\b",
+    r"(red\s+meat|meat|dairy|gluten|sugar|carbs|fish|pork|eggs|animal\s+products)\b",
     re.IGNORECASE,
 )
 # "I'm on the Mediterranean diet": the word before "diet" names it.
