@@ -13,7 +13,8 @@ import pytest
 from hindsight import Bank, Hindsight, HindsightConfig, Message, Network
 from hindsight.embed.base import Embedder
 from hindsight.errors import InvalidInputError
-from hindsight.memory_context.block import ContextBlock, stable_prefix
+from hindsight.memory_context.block import BlockParts, ContextBlock, build, stable_prefix
+from hindsight.models import BankProfile, LogEntry, Priority
 from hindsight.recall.format import TokenCounter
 from hindsight.reflect.writer import OPINIONS_DOCUMENT, DerivedUnit, UnitWriter
 from tests.postgres_server import config_for
@@ -195,3 +196,20 @@ def test_no_query_no_recall_and_bad_arguments_are_typed(hs: Hindsight) -> None:
 ])
 def test_stable_prefix_counts_shared_leading_characters(previous: str, text: str, same: int) -> None:
     assert stable_prefix(previous, text) == same
+
+
+
+def test_a_tight_budget_keeps_the_logs_high_entries_first_then_medium_in_the_logs_order() -> None:
+    said = datetime(2024, 6, 9, 10, tzinfo=timezone.utc)
+    priorities = [Priority.LOW, Priority.HIGH, Priority.MEDIUM, Priority.LOW, Priority.HIGH]
+    entries = [LogEntry(scope="bank", priority=p, text=f"{p.value} entry {i}" + " and more words about it" * 6,
+                        observed_at=said, said_at=said + timedelta(minutes=i), sources=[f"u{i}"], seq=i)
+               for i, p in enumerate(priorities)]
+    parts = BlockParts(profile=BankProfile(), memories=[], log=entries)
+    counter = TokenCounter()
+    kept = {budget: build(parts, None, budget, T0, counter) for budget in (120, 160, 200, 4000)}
+    assert all(block.tokens <= budget for budget, block in kept.items())
+    assert [kept[b].logged for b in (120, 160, 200, 4000)] == [
+        ["u4"], ["u1", "u4"], ["u1", "u2", "u4"], ["u0", "u1", "u2", "u3", "u4"]]
+    lines = [line for line in kept[200].text.splitlines() if " entry " in line]
+    assert [line.split(" entry ")[1][0] for line in lines] == ["1", "2", "4"]  # shown in the log's order
