@@ -399,8 +399,7 @@ def _diet_claims(sentence: str, pronoun: str | None) -> list[Claim]:
     for m in lex.DIET_ENDED.finditer(sentence):
         context = _context(sentence, m.start(), pronoun)
         if context is not None:
-            out.append(Claim(context[0], "diet", _diet(m.group(1)), True,
-                             sentence))
+            out.append(Claim(context[0], "diet", _diet(m.group(1)), True, sentence))
     for m in lex.DIETS.finditer(sentence):
         before = sentence[: m.start()]
         verb = lex.DIET_VERBS.search(before)
@@ -431,7 +430,7 @@ def _diet_claims(sentence: str, pronoun: str | None) -> list[Claim]:
 def _diet(words: str) -> str:
     """A diet's name as one value: "gluten free" of "Gluten-free", "vegetarian" of "vegetarians"."""
     name = " ".join(words.lower().replace("-", " ").split())
-    return name[:-1] if name.endswith(("ans", "arians")) else name
+    return name[:-1] if name.endswith("ans") else name
 
 
 def _favorite_claims(sentence: str, pronoun: str | None) -> list[Claim]:

@@ -128,8 +128,7 @@ RULES: tuple[Rule, ...] = (
 
 # Diets: a word that names one, after a verb of being, becoming or doing.
 DIET_WORDS = (r"vegans?|vegetarians?|pescatarians?|pescetarians?|eggetarians?|keto|paleo|gluten[- ]free|dairy[- ]free|"
-              r"plant[- ]based|"
-              r"carnivore|flexitarian|kosher|halal|low[- ]carb|whole30|intermittent\s+fasting|fasting")
+              r"plant[- ]based|carnivore|flexitarian|kosher|halal|low[- ]carb|whole30|intermittent\s+fasting|fasting")
 DIETS = re.compile(rf"\b({DIET_WORDS})\b", re.IGNORECASE)
 DIET_VERBS = re.compile(
     r"\b(?:am|'m|is|'s|are|'re|be|been|became|become|becoming|gone|went|going|turned|turning|switched\s+to|"
@@ -229,6 +228,7 @@ HYPOTHETICAL = re.compile(
     r"planning|thinking|think|considering|consider|wondering|wonder|if|whether|maybe|perhaps|someday|dream|dreams|"
     r"dreaming|wish|going\s+to|gonna|about\s+to|used\s+to|supposed\s+to|try|trying|tried|apply|applying|applied|"
     r"interview|interviewing|suggest|suggested|recommend|recommended|advice|imagine|"
+    # another time only before a subject or "recently", "last": "after we move", not "after church"
     r"(?:when|before|after|until|once)(?=\s+(?:i|i'm|we|we're|he|she|they|you|it|my|our|his|her|their|"
     r"recently|last|that|then|(?-i:[A-Z])\w*)\b)|"
     r"ever|never|chance|offer|offered|options|looking|look|nearly|almost|"
