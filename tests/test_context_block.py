@@ -198,7 +198,6 @@ def test_stable_prefix_counts_shared_leading_characters(previous: str, text: str
     assert stable_prefix(previous, text) == same
 
 
-
 def test_a_tight_budget_keeps_the_logs_high_entries_first_then_medium_in_the_logs_order() -> None:
     said = datetime(2024, 6, 9, 10, tzinfo=timezone.utc)
     priorities = [Priority.LOW, Priority.HIGH, Priority.MEDIUM, Priority.LOW, Priority.HIGH]
