@@ -80,6 +80,14 @@ def one(text: str) -> tuple[str, str, str, bool]:
                                                                   False)),
         ("I moved to New York City last week.", (SPEAKER, "residence", "New York City", False)),
         ("We're strict vegetarians, not even eggs.", (SPEAKER, "diet", "vegetarian", False)),
+        # a home shared or lived in with others; a car brand beyond the American and Japanese ones
+        ("I share a room in Ayeduase with my friend Yaw.", (SPEAKER, "residence", "Ayeduase", False)),
+        ("I still live with my parents in Caballito.", (SPEAKER, "residence", "Caballito", False)),
+        ("I drive a 2012 Skoda Octavia estate.", (SPEAKER, "car", "Skoda Octavia", False)),
+        ("Also I said goodbye to the Peugeot.", (SPEAKER, "car", "Peugeot", True)),
+        # what is mine is had now, even in a plan; a trade of my car gives me the new one
+        ("I shall drive to Kroger in my old Buick LeSabre.", (SPEAKER, "car", "Buick LeSabre", False)),
+        ("Robert traded in my Buick for a little Honda Fit.", (SPEAKER, "car", "Honda Fit", False)),
     ],
 )
 def test_a_statement_of_the_present_makes_one_claim(text: str, expected: tuple[str, str, str, bool]) -> None:
@@ -106,6 +114,11 @@ def test_a_statement_of_the_present_makes_one_claim(text: str, expected: tuple[s
         "Finally retired the cracked XR!",
         "On Wednesday I joined a Melville Striders hill session as a guest.",
         "My sister hates it there. She says I should live in Denver.",
+        "Karim and I talk about buying a house in Caluire.",
+        "We booked a room in Lisbon for the conference.",
+        "I'm thinking of getting my first iPhone.",
+        "I would love my own Tesla one day.",
+        "I used to drive my Civic to work.",
     ],
 )
 def test_a_wish_a_plan_a_question_or_the_past_makes_no_claim(text: str) -> None:

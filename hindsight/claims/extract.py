@@ -63,6 +63,10 @@ _NAME_LINKS = frozenset({"of", "the", "de", "del", "da", "do", "la", "le", "los"
 # A name that opens a sentence before a comma is whom it is said to ("Nova, I got the job"), or a place that
 # answers a question ("Austin, in a little duplex"), not its subject.
 _VOCATIVE = re.compile(r"^\s*(?:(?:hey|hi|oh|so|well)\s+)?[A-Z][\w'-]*,\s")
+_MINE = re.compile(r"(?:(?:my|our)|traded\s+(?:in\s+)?(?:my|our))\s", re.IGNORECASE)
+# After "my": words that make the thing one had not yet ("my first car", "my dream car", "my next phone").
+_HAD = re.compile(r"(?!(?:[\w-]+\s+)?(?:first|next|dream|own|new|future|ideal)\b)", re.IGNORECASE)
+_PAST = re.compile(r"\b(?:used\s+to|back\s+when|once\s+had)\b", re.IGNORECASE)
 _MAJOR = re.compile(r"\ban?\s+((?:[a-z-]+\s+){0,2}?[a-z-]+)\s+major\b", re.IGNORECASE)
 
 
@@ -174,22 +178,24 @@ def _sentence_claims(sentence: str, before: str, people: Sequence[str]) -> list[
             if c.ended or (c.subject, c.attribute, c.value) not in ended]
 
 
-def _stated_clause(left: str) -> str | None:
+def _stated_clause(left: str, owned: bool = False) -> str | None:
     """The last clause of the words before a predicate, whose subject the predicate shares ("I live in Portland and
-    work at Providence"); None when they make it no statement of the present (a condition, wish or plan)."""
+    work at Providence"); None when they make it no statement of the present (a condition, wish or plan). A thing
+    `owned` ("my Buick") is had now even in a plan ("I'll drive to Kroger in my Buick"): only a condition or the past
+    says otherwise."""
     clause = next((c for c in reversed(_CLAUSE.split(left)) if _TOKEN.search(c)), "")
-    if lex.CONDITIONAL.search(left) or lex.HYPOTHETICAL.search(clause):
+    if lex.CONDITIONAL.search(left) or (_PAST.search(clause) if owned else lex.HYPOTHETICAL.search(clause)):
         return None
     return clause
 
 
 def _context(
-    sentence: str, start: int, pronoun: str | None, subject: str | None = None
+    sentence: str, start: int, pronoun: str | None, subject: str | None = None, owned: bool = False
 ) -> tuple[str, bool] | None:
     """The subject of the predicate starting at `start` (unless given), and whether it is negated; None when the
     words before it make no statement of the present, or name no subject."""
     left = sentence[:start]
-    clause = _stated_clause(left)
+    clause = _stated_clause(left, owned)
     if clause is None:
         return None
     subject = subject or _subject(clause, pronoun) or _dropped(left)
@@ -275,8 +281,10 @@ def _capitalised(value: str) -> bool:
 
 def _rule_claims(rule: lex.Rule, sentence: str, m: re.Match[str], pronoun: str | None) -> list[Claim]:
     """The claim of one rule match; a couple's breaking up is a claim about each of the two."""
-    mine = re.match(r"(?:my|our)\s", m.group(0), re.IGNORECASE) is not None  # "my iPhone 12": the speaker's
-    context = _context(sentence, m.start(), pronoun, SPEAKER if mine else None)
+    # "my iPhone 12", "Robert traded in my Buick for a Honda Fit": the speaker's
+    mine = _MINE.match(m.group(0)) is not None
+    owned = mine and _HAD.match(sentence[m.end():]) is not None
+    context = _context(sentence, m.start(), pronoun, SPEAKER if mine else None, owned)
     if context is None:
         return []
     claim = _rule_claim(rule, sentence, m, context, mine)

@@ -50,6 +50,10 @@ RULES: tuple[Rule, ...] = (
     Rule("residence", _p(r"\b(?:moved|move|moving|relocated|relocating|relocate)\s+(?:back\s+)?(?:to|into|in)\s+"
                          rf"(?:(?:a|my|our|the|his|her|their)\s+(?:brand\s+)?(?:new\s+)?{_HOME}(?:\s+(?:in|at|near|on)"
                          r"\s+)?)?"), ValueKind.MOVED),
+    Rule("residence", _p(r"\b(?:live|lives|living)\s+with\s+(?:[\w'-]+\s+){1,3}?(?:in|near)\s+"), ValueKind.PROPER),
+    # a room is a home when found or rented, not when booked ("booked a room in Lisbon")
+    Rule("residence", _p(r"\b(?:found|rent|rents|rented|renting|got|share|shares|sharing)\s+(?:a|my|our)\s+"
+                         r"(?:new\s+|own\s+|shared\s+)?room\s+(?:in|near)\s+"), ValueKind.PROPER),
     Rule("residence", _p(r"\b(?:moved|moving|relocated)\s+from\s+[^,.;!?]{1,40}?\s+to\s+"), ValueKind.PROPER),
     Rule("residence", _p(rf"\b{_HOME}\s+(?:is\s+)?(?:now\s+)?(?:in|near)\s+"), ValueKind.PROPER),
     Rule("residence", _p(r"\bmoved\s+(?:out\s+of|away\s+from)\s+"), ValueKind.PROPER, ended=True),
@@ -114,7 +118,8 @@ RULES: tuple[Rule, ...] = (
                       r"use|uses|using|have|has|ordered|picked\s+up|upgraded\s+to|switched\s+to|traded\s+[^,.;!?]{1,30}"
                       r"?\s+for|on|my|our)\s+"), ValueKind.DEVICE),
     Rule("device", _p(r"\b(?:car|phone|ride|truck|suv)\s+(?:is\s+)?(?:now\s+)?(?:an?\s+)?"), ValueKind.DEVICE),
-    Rule("device", _p(r"\b(?:sold|totaled|totalled|crashed|got\s+rid\s+of|returned)\s+"), ValueKind.DEVICE,
+    Rule("device", _p(r"\b(?:sold|totaled|totalled|crashed|got\s+rid\s+of|returned|scrapped|said\s+goodbye\s+to|"
+                      r"wrote\s+off|written\s+off|gave\s+away)\s+"), ValueKind.DEVICE,
          ended=True),
     # clubs and teams
     Rule("club", _p(r"\b(?:member|members)\s+(?:of|at)\s+"), ValueKind.PROPER),
@@ -179,13 +184,15 @@ CAR_WORDS = frozenset({
     "toyota", "honda", "ford", "chevrolet", "chevy", "tesla", "subaru", "bmw", "audi", "mercedes", "volkswagen",
     "vw", "nissan", "hyundai", "kia", "mazda", "jeep", "volvo", "lexus", "acura", "porsche", "dodge", "gmc",
     "cadillac", "buick", "chrysler", "fiat", "jaguar", "rivian", "lucid", "polestar", "mitsubishi", "infiniti",
-    "lincoln", "genesis", "saab", "prius", "civic", "corolla", "camry", "outback", "forester", "crosstrek",
+    "lincoln", "genesis", "saab", "peugeot", "renault", "citroen", "citroën", "skoda", "škoda", "opel", "vauxhall",
+    "dacia", "tata", "mahindra", "maruti", "suzuki", "byd", "geely", "perodua", "holden", "isuzu", "lada", "alfa",
+    "lancia", "pontiac", "scion", "hummer", "prius", "civic", "corolla", "camry", "outback", "forester", "crosstrek",
     "mustang", "f-150", "wrangler", "rav4", "cr-v", "accord", "leaf", "bolt", "miata", "golf", "jetta", "beetle",
     "tacoma", "tundra", "highlander", "odyssey", "sienna", "impreza",
 })
 PHONE_WORDS = frozenset({
     "iphone", "pixel", "galaxy", "samsung", "oneplus", "motorola", "moto", "nokia", "xiaomi", "huawei", "xperia",
-    "android", "blackberry", "fairphone", "redmi", "oppo", "vivo",
+    "android", "blackberry", "fairphone", "redmi", "oppo", "vivo", "realme", "htc", "tecno", "infinix", "zte",
 })
 CLUB_WORDS = frozenset({
     "club", "team", "league", "group", "society", "crew", "choir", "band", "chapter", "circle", "squad",
@@ -226,6 +233,7 @@ ACTIVITIES: tuple[tuple[frozenset[str], str], ...] = (
 HYPOTHETICAL = re.compile(
     r"\b(?:might|may|could|would|should|will|shall|wo|'ll|'d|want|wants|wanted|hope|hoping|hopes|plan|plans|"
     r"planning|thinking|think|considering|consider|wondering|wonder|if|whether|maybe|perhaps|someday|dream|dreams|"
+    r"talk\s+about|talks\s+about|talking\s+about|talked\s+about|discuss|discussing|discussed|debating|"
     r"dreaming|wish|going\s+to|gonna|about\s+to|used\s+to|supposed\s+to|try|trying|tried|apply|applying|applied|"
     r"interview|interviewing|suggest|suggested|recommend|recommended|advice|imagine|"
     # another time only before a subject or "recently", "last": "after we move", not "after church"
