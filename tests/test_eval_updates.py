@@ -23,19 +23,20 @@ BLIND3 = Path(__file__).parent / "fixtures" / "updates_blind3.json"
 BLIND4 = Path(__file__).parent / "fixtures" / "updates_blind4.json"
 # A fifth (c51 to c60), written after the fourth had been read, a sixth (c61 to c70) after the fifth had been, a
 # seventh (c71 to c80) while the sixth was still unread, an eighth (c81 to c90) while the sixth and the seventh's
-# update cases were, and a ninth (c91 to c100) while the eighth's were.
+# update cases were, a ninth (c91 to c100) while the eighth's were, and a tenth (c101 to c110) while the ninth's were.
 BLIND5 = Path(__file__).parent / "fixtures" / "updates_blind5.json"
 BLIND6 = Path(__file__).parent / "fixtures" / "updates_blind6.json"
 BLIND7 = Path(__file__).parent / "fixtures" / "updates_blind7.json"
 BLIND8 = Path(__file__).parent / "fixtures" / "updates_blind8.json"
 BLIND9 = Path(__file__).parent / "fixtures" / "updates_blind9.json"
-FIXTURES = (FIXTURE, HELD_OUT, BLIND2, BLIND3, BLIND4, BLIND5, BLIND6, BLIND7, BLIND8, BLIND9)
+BLIND10 = Path(__file__).parent / "fixtures" / "updates_blind10.json"
+FIXTURES = (FIXTURE, HELD_OUT, BLIND2, BLIND3, BLIND4, BLIND5, BLIND6, BLIND7, BLIND8, BLIND9, BLIND10)
 KINDS = ("residence", "workplace", "school", "partner", "diet", "club", "car", "phone")
 
 
 @pytest.fixture(scope="module", params=FIXTURES,
                 ids=["updates", "updates_heldout", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7",
-                     "blind8", "blind9"])
+                     "blind8", "blind9", "blind10"])
 def conversations(request: pytest.FixtureRequest) -> list[Conversation]:
     return load_fixture(request.param)
 
