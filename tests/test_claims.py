@@ -119,6 +119,7 @@ def test_a_statement_of_the_present_makes_one_claim(text: str, expected: tuple[s
         "I'm thinking of getting my first iPhone.",
         "I would love my own Tesla one day.",
         "I used to drive my Civic to work.",
+        "I might have traded in my Buick for a Honda Fit.",
     ],
 )
 def test_a_wish_a_plan_a_question_or_the_past_makes_no_claim(text: str) -> None:
