@@ -63,7 +63,7 @@ _NAME_LINKS = frozenset({"of", "the", "de", "del", "da", "do", "la", "le", "los"
 # A name that opens a sentence before a comma is whom it is said to ("Nova, I got the job"), or a place that
 # answers a question ("Austin, in a little duplex"), not its subject.
 _VOCATIVE = re.compile(r"^\s*(?:(?:hey|hi|oh|so|well)\s+)?[A-Z][\w'-]*,\s")
-_MINE = re.compile(r"(?:traded\s+(?:in\s+)?)?(?:my|our)\s", re.IGNORECASE)
+_MINE = re.compile(r"(traded\s+(?:in\s+)?)?(?:my|our)\s", re.IGNORECASE)
 # After "my": words that make the thing one had not yet ("my first car", "my dream car", "my next phone").
 _HAD = re.compile(r"(?!(?:[\w-]+\s+)?(?:first|next|dream|own|new|future|ideal)\b)", re.IGNORECASE)
 _PAST = re.compile(r"\b(?:used\s+to|back\s+when|once\s+had)\b", re.IGNORECASE)
@@ -282,9 +282,10 @@ def _capitalised(value: str) -> bool:
 def _rule_claims(rule: lex.Rule, sentence: str, m: re.Match[str], pronoun: str | None) -> list[Claim]:
     """The claim of one rule match; a couple's breaking up is a claim about each of the two."""
     # "my iPhone 12", "Robert traded in my Buick for a Honda Fit": the speaker's
-    mine = _MINE.match(m.group(0)) is not None
+    possessive = _MINE.match(m.group(0))
+    mine = possessive is not None
     # "my Buick" itself, not what it was traded for, is had now even in a plan
-    owned = mine and not m.group(0).lower().startswith("traded") and _HAD.match(sentence[m.end():]) is not None
+    owned = possessive is not None and possessive.group(1) is None and _HAD.match(sentence[m.end():]) is not None
     context = _context(sentence, m.start(), pronoun, SPEAKER if mine else None, owned)
     if context is None:
         return []
