@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 from eval.metrics import PackedHit, TurnText, shown_turns
 from hindsight import Hindsight, Message
-from hindsight.recall.excerpt import excerpt, query_terms
+from hindsight.recall.excerpt import _WORD, _finder, _matches, _stem, excerpt, query_terms
 from hindsight.recall.format import TokenCounter
 
 _FILLER = [
@@ -59,3 +59,17 @@ def test_a_reply_matching_nothing_is_elided_whole_and_a_short_one_kept() -> None
     assert cut.kept_sentences == 0 and cut.elided_tokens == counter.count(" ".join(_FILLER))
     short = "user: Where is the gate?\nassistant: At the north end. Closes at seven."
     assert excerpt(short, query_terms("When does the gate close?"), counter).text == short
+
+
+def test_a_piece_matches_the_terms_its_words_stem_to() -> None:
+    """The scan that finds query words in a reply counts what stemming every word would count."""
+    query = "Which books did the bus tours close, and cafés booked in 2024 near Cat's shelf?"
+    terms = query_terms(query)
+    pieces = [*_FILLER, _EVIDENCE, "Booking closes; the BUSES booked books, bookshelves and 2024-tours.",
+              "Cat cats catalog scattered, café caf bus. Tour detour tours1 x2024 2024x", ""]
+    finder = _finder(terms)
+    for piece in pieces:
+        for subset in (terms, terms - {"book"}, frozenset({"cat", "bus"}), frozenset()):
+            want = len(subset & {_stem(w) for w in _WORD.findall(piece.lower())})
+            assert _matches(piece, subset, finder) == want, (piece, subset)
+    assert _matches("the booked tours", terms, finder) == 2

@@ -174,3 +174,15 @@ def test_pack_takes_the_first_form_that_fits_and_skips_what_is_shown() -> None:
     packed, used = pack(hits, 100, forms=_Forms({"a": 50, "b": 60}))
     # a's larger form fits; b's does not, b alone does; a is shown already; c fills the budget.
     assert [h.name for h in packed] == ["a+", "b", "c"] and used == 100
+
+
+def test_a_late_chunk_of_a_long_reply_is_packed_below_its_question(hs: Hindsight) -> None:
+    """A reply split into several units: the chunk that ranks finds the question behind the reply's other chunks."""
+    bank = hs.bank("chunks")
+    long_reply = "\n\n".join([" ".join(_FILLER)] * 8 + [_CRATE])
+    bank.retain([Message(role="user", content=_ASK, id="q"), Message(role="assistant", content=long_reply, id="a")],
+                timestamp=WHEN)
+    assert sum("a" in u.source.turn_ids for u in bank.units()) >= 3  # the reply is three units or more
+    result = bank.recall("How long should crate sessions last?", budget=2000, query_time=WHEN)
+    hit = next(h for h in result.hits if _CRATE in h.context)
+    assert hit.question is not None and hit.question.source.turn_ids == ["q"]

@@ -17,6 +17,7 @@ from hindsight.store.base import MemoryStore, UnitFilter
 
 # Units searched before a reply for its question: the reply's other chunks and the agent's actions come first.
 LOOK_BACK = 6
+_FIRST_LOOK = 2  # units read first: nearly always enough, and each read unit is a whole row
 
 
 def is_reply(text: str, agent_names: Sequence[str] = ()) -> bool:
@@ -79,13 +80,21 @@ class Exchanges:
             return []
         question = None
         if is_reply(hit.unit.text, hit.unit.source.agent_names):
-            before = self.store.units_before(self.bank_id, hit.unit.id, LOOK_BACK)
-            question = question_of(hit.unit, before, self.unit_filter)
+            question = question_of(hit.unit, self._before(hit.unit), self.unit_filter)
         forms = [hit]
         if question is not None:
             attached, alone = self.answered(hit, question)
             forms = [alone] if question.id in self.shown else [attached, alone]
         return [f for f in forms if not _says_nothing(f)]
+
+    def _before(self, unit: MemoryUnit) -> list[MemoryUnit]:
+        """The units retained before a reply, nearest first, as far as question_of reads them: the nearest that holds
+        none of the reply's turns decides, and that is nearly always the one just before it."""
+        near = self.store.units_before(self.bank_id, unit.id, _FIRST_LOOK)
+        turns = set(unit.source.turn_ids)
+        if len(near) < _FIRST_LOOK or any(turns.isdisjoint(u.source.turn_ids) for u in near):
+            return near
+        return self.store.units_before(self.bank_id, unit.id, LOOK_BACK)
 
     def packed(self, hit: RecallHit) -> None:
         self.shown.add(hit.unit.id)

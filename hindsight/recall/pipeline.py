@@ -36,7 +36,7 @@ from hindsight.temporal.values import time_zone
 
 log = logging.getLogger(__name__)
 
-_LOAD_CHUNK = 64  # candidates below the rerank window are loaded this many at a time, as packing needs them
+_LOAD_CHUNK = 16  # candidates below the rerank window are loaded this many at a time, as packing needs them
 
 
 class _Timer:
