@@ -110,8 +110,6 @@ def _finder(terms: frozenset[str]) -> re.Pattern[str]:
 
 def _matches(piece: str, terms: frozenset[str], finder: re.Pattern[str]) -> int:
     """How many of `terms` the piece holds as a word's stem (`finder`: the _finder of a superset of the terms)."""
-    if not terms:
-        return 0
     return len({s for w in finder.findall(piece.lower()) if (s := _stem(w)) in terms})
 
 
@@ -142,7 +140,7 @@ def excerpt(text: str, terms: frozenset[str], counter: TokenCounter, above: str 
         terms = terms - _words(f"{above} {head}")
         need = max(1, (len(terms) + 1) // 2)  # a sentence that answers the query, not one that shares a word
     pieces = _pieces(reply)
-    scores = [0] * len(pieces) if finder is None else [_matches(p, terms, finder) for p in pieces]
+    scores = [_matches(p, terms, finder) for p in pieces] if terms and finder else [0] * len(pieces)
     best = max(scores, default=0)
     if best < need:
         best = 0
