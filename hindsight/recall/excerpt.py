@@ -81,10 +81,6 @@ def _stem(word: str) -> str:
     return word
 
 
-def _words(text: str) -> set[str]:
-    return {_stem(w) for w in _WORD.findall(text.lower())}
-
-
 def query_terms(query: str) -> frozenset[str]:
     """The words of a query that can match evidence: lowercased and stemmed, without function words."""
     return frozenset(_stem(w) for w in _WORD.findall(query.lower()) if w not in _STOP and len(w) > 1)
@@ -108,9 +104,13 @@ def _finder(terms: frozenset[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![a-z0-9])(?:{alternatives})[a-z0-9]*")
 
 
+def _found(text: str, terms: frozenset[str], finder: re.Pattern[str]) -> set[str]:
+    """The `terms` the text holds as a word's stem (`finder`: the _finder of a superset of the terms)."""
+    return {s for w in finder.findall(text.lower()) if (s := _stem(w)) in terms}
+
+
 def _matches(piece: str, terms: frozenset[str], finder: re.Pattern[str]) -> int:
-    """How many of `terms` the piece holds as a word's stem (`finder`: the _finder of a superset of the terms)."""
-    return len({s for w in finder.findall(piece.lower()) if (s := _stem(w)) in terms})
+    return len(_found(piece, terms, finder))
 
 
 _ELISION = "… [{} tokens of the assistant's reply]"
@@ -136,8 +136,8 @@ def excerpt(text: str, terms: frozenset[str], counter: TokenCounter, above: str 
     head, reply = text[: found.end()], text[found.end():]
     finder = _finder(terms) if terms else None
     need = 1
-    if above is not None:
-        terms = terms - _words(f"{above} {head}")
+    if above is not None and finder is not None:
+        terms = terms - _found(f"{above} {head}", terms, finder)
         need = max(1, (len(terms) + 1) // 2)  # a sentence that answers the query, not one that shares a word
     pieces = _pieces(reply)
     scores = [_matches(p, terms, finder) for p in pieces] if terms and finder else [0] * len(pieces)
