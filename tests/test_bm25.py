@@ -87,6 +87,7 @@ def test_top_k_is_exact_on_many_chunks_through_changes(tmp_path: Path, monkeypat
     for i in range(0, len(docs), 700):  # appends in batches
         index.add_units([unit(d) for d in docs[i : i + 700]], i + 1)
         ref.add(docs[i : i + 700])
+    index.save()  # searched from the file: each change below rewrites chunks that earlier searches probed
 
     def compare() -> None:
         for q in queries(60, 7):

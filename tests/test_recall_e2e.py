@@ -23,7 +23,7 @@ from hindsight.inspect import explain_recall
 from hindsight.inspect.render import explain_table
 from hindsight.recall import pipeline as recall_pipeline
 from hindsight.recall.format import TokenCounter
-from hindsight.recall.graph import EntityCounts, specificity, store_neighbours
+from hindsight.recall.graph import GraphReads, specificity, store_neighbours
 from hindsight.recall.lexical import lexical_search
 from hindsight.recall.pack import pack
 from hindsight.recall.pipeline import RecallPipeline
@@ -115,12 +115,55 @@ def test_entity_links_carry_the_shared_entities_and_are_scaled_by_the_rarest(eng
     for e in entity_edges:
         assert set(e.shared_entities) == mentions.get(e.src, set()) & mentions.get(e.dst, set())
     n = bank.indexes.vector_count()
-    scaled = store_neighbours(store, bank_id, UnitFilter(), n, EntityCounts(store))(labels)
+    neighbours = store_neighbours(GraphReads(store), bank_id, UnitFilter(), n)
+    scaled = neighbours(labels)
+    edges = [e for label in labels for e in edges if e.src == label]  # as the cache gives them: grouped by unit
     counts = store.entity_unit_counts(bank_id, sorted({x for e in entity_edges for x in e.shared_entities}))
     for raw, e in zip(edges, scaled, strict=True):
         if e.type is LinkType.ENTITY:
             rarest = max((specificity(counts[x], n) for x in raw.shared_entities), default=0.0)
             assert e.weight == pytest.approx(raw.weight * rarest) and e.weight < raw.weight
+    assert neighbours(labels) == scaled  # read again from the cache: scaled once, not again
+
+
+def test_graph_reads_keep_a_units_links_until_the_bank_changes(
+    engine: Hindsight, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bank = engine.bank("graph-reads")
+    for doc, text in (("a", "Maya adopted a beagle named Pepper in Denver."),
+                      ("b", "Pepper the beagle chewed Maya's running shoes in Denver.")):
+        bank.retain([Message(speaker="Maya", role="user", content=text)], timestamp=QT, document_id=doc)
+    store, bank_id = engine.store, bank.indexes.bank_id
+    labels = sorted(bank.indexes.vector_labels())
+    direct = [e for label in labels for e in store.neighbour_links(bank_id, labels) if e.src == label]
+    asked: list[list[int]] = []
+    read = store.neighbour_links
+
+    def counted(bank_id: str, labels: list[int], unit_filter: UnitFilter | None = None) -> list[Any]:
+        asked.append(labels)
+        return read(bank_id, labels, unit_filter)
+
+    monkeypatch.setattr(store, "neighbour_links", counted)
+    reads = GraphReads(store)
+    n = bank.indexes.vector_count()
+    first = reads.neighbours(bank_id, labels, UnitFilter(), n)
+    assert direct and [(e.src, e.dst, e.type) for e in first] == [(e.src, e.dst, e.type) for e in direct]
+    assert reads.neighbours(bank_id, labels[:1], UnitFilter(), n) == [e for e in first if e.src == labels[0]]
+    assert len(asked) == 1  # the second read came from the cache
+    # A write empties the bank's cache: the old units' links now reach the new unit.
+    bank.retain([Message(speaker="Maya", role="user", content="Maya walks Pepper the beagle around Denver.")],
+                timestamp=QT, document_id="c")
+    new = set(bank.indexes.vector_labels()) - set(labels)
+    assert new & {e.dst for e in reads.neighbours(bank_id, labels, UnitFilter(), n)} and len(asked) == 2
+    # A filtered read goes to the store, whose filter applies to the far ends.
+    for _ in range(2):
+        reads.neighbours(bank_id, labels, UnitFilter(networks=frozenset({Network.WORLD})), n)
+    assert len(asked) == 4
+    monkeypatch.setattr(GraphReads, "_MAX_EDGES", 3)
+    bounded = GraphReads(store)
+    for label in labels:
+        bounded.neighbours(bank_id, [label], UnitFilter(), n)
+    assert sum(len(edges) for edges in bounded._links.values()) <= 3
 
 
 def test_links_say_whether_they_cross_documents(engine: Hindsight, bank: Bank) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 from hindsight.config import GraphConfig, GraphMu
@@ -107,23 +108,38 @@ def specificity(df: int, n: int) -> float:
     return math.log1p(n / max(df, 1)) / math.log1p(n)
 
 
-class EntityCounts:
-    """Cached unit counts per entity, dropped for a bank whenever its change log moves."""
+class GraphReads:
+    """What the graph channel reads of a bank, cached between recalls while the bank's change log stands still (any
+    write empties the bank's part): unit counts per entity, and the links of units read lately. Many recalls reach
+    the same well-linked units, and reading a unit's links is most of the channel's time. Entity links are
+    cached scaled by specificity, which is fixed while the bank is."""
 
-    _MAX_ENTRIES = 200_000
+    _MAX_COUNTS = 200_000  # entities per bank
+    _MAX_EDGES = 100_000  # links held, over all banks
 
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
         self._lock = threading.Lock()
         self._seq: dict[str, int] = {}
         self._counts: dict[str, dict[str, int]] = {}
+        self._links: OrderedDict[tuple[str, int], list[GraphEdge]] = OrderedDict()  # least recently read first
+        self._edges = 0
 
-    def get(self, bank_id: str, entity_ids: set[str]) -> dict[str, int]:
-        """Unit counts of the entities, from the cache where it is current."""
+    def _current(self, bank_id: str) -> int:
+        """The bank's change sequence, its cached reads dropped when it moved (call with the lock held)."""
         seq = self.store.last_change(bank_id)
+        if self._seq.get(bank_id) != seq:
+            self._seq[bank_id], self._counts[bank_id] = seq, {}
+            for key in [key for key in self._links if key[0] == bank_id]:
+                self._edges -= len(self._links.pop(key))
+        elif len(self._counts[bank_id]) > self._MAX_COUNTS:
+            self._counts[bank_id] = {}
+        return seq
+
+    def counts(self, bank_id: str, entity_ids: set[str]) -> dict[str, int]:
+        """Unit counts of the entities."""
         with self._lock:
-            if self._seq.get(bank_id) != seq or len(self._counts.get(bank_id, {})) > self._MAX_ENTRIES:
-                self._seq[bank_id], self._counts[bank_id] = seq, {}
+            seq = self._current(bank_id)
             known = self._counts[bank_id]
             missing = [e for e in entity_ids if e not in known]
         fetched = self.store.entity_unit_counts(bank_id, missing) if missing else {}
@@ -132,22 +148,47 @@ class EntityCounts:
                 self._counts[bank_id].update(fetched)
         return {e: fetched.get(e, known.get(e, 0)) for e in entity_ids}
 
-
-def store_neighbours(
-    store: MemoryStore, bank_id: str, unit_filter: UnitFilter, bank_size: int, counts: EntityCounts
-) -> Neighbours:
-    """Neighbours read from the store, entity links scaled by entity specificity."""
-
-    def neighbours(labels: list[int]) -> list[GraphEdge]:
-        edges = store.neighbour_links(bank_id, labels, unit_filter)
-        entity_edges = [e for e in edges if e.type is LinkType.ENTITY]
-        if not entity_edges:
-            return edges
-        df = counts.get(bank_id, {x for e in entity_edges for x in e.shared_entities})
-        spec = {x: specificity(n, bank_size) for x, n in df.items()}
-        for e in entity_edges:
-            # No shared entity left (one was forgotten): the link no longer stands for anything.
-            e.weight *= max((spec[x] for x in e.shared_entities), default=0.0)
+    def _scaled(self, bank_id: str, edges: list[GraphEdge], bank_size: int) -> list[GraphEdge]:
+        """Edges read from the store, their entity links' weights scaled by the specificity of the rarest entity the
+        two ends share. No shared entity left (one was forgotten): the link no longer stands for anything."""
+        shared = {x for e in edges if e.type is LinkType.ENTITY for x in e.shared_entities}
+        if shared:
+            spec = {x: specificity(n, bank_size) for x, n in self.counts(bank_id, shared).items()}
+            for e in edges:
+                if e.type is LinkType.ENTITY:
+                    e.weight *= max((spec[x] for x in e.shared_entities), default=0.0)
         return edges
 
-    return neighbours
+    def neighbours(self, bank_id: str, labels: list[int], unit_filter: UnitFilter, bank_size: int) -> list[GraphEdge]:
+        """The links of the units, seen from them, to units that pass the filter, scaled, grouped by unit; shared by
+        every caller, so not to be changed. A filtered read goes to the store: the filter applies to the far ends."""
+        if unit_filter.active:
+            return self._scaled(bank_id, self.store.neighbour_links(bank_id, labels, unit_filter), bank_size)
+        found: dict[int, list[GraphEdge]] = {}
+        with self._lock:
+            seq = self._current(bank_id)
+            for label in labels:
+                if (edges := self._links.get((bank_id, label))) is not None:
+                    self._links.move_to_end((bank_id, label))
+                    found[label] = edges
+        missing = [label for label in dict.fromkeys(labels) if label not in found]
+        if missing:
+            fetched: dict[int, list[GraphEdge]] = {label: [] for label in missing}
+            for edge in self._scaled(bank_id, self.store.neighbour_links(bank_id, missing, unit_filter), bank_size):
+                fetched[edge.src].append(edge)
+            found.update(fetched)
+            with self._lock:
+                if self._seq.get(bank_id) == seq:  # the bank size and entity counts too are those of `seq`
+                    for label, edges in fetched.items():
+                        if (bank_id, label) not in self._links:
+                            self._links[(bank_id, label)] = edges
+                            self._edges += len(edges)
+                    while self._edges > self._MAX_EDGES:
+                        self._edges -= len(self._links.popitem(last=False)[1])
+        # In the order of `labels` whether read or cached, each unit's links in the store's order.
+        return [edge for label in dict.fromkeys(labels) for edge in found[label]]
+
+
+def store_neighbours(reads: GraphReads, bank_id: str, unit_filter: UnitFilter, bank_size: int) -> Neighbours:
+    """Neighbours read from the store through the cache, entity links scaled by entity specificity."""
+    return lambda labels: reads.neighbours(bank_id, labels, unit_filter, bank_size)

@@ -19,7 +19,7 @@ from hindsight.recall.excerpt import asks_agent, excerpt, query_terms
 from hindsight.recall.exchange import Exchanges
 from hindsight.recall.format import TokenCounter, hit_header
 from hindsight.recall.fusion import rrf
-from hindsight.recall.graph import EntityCounts, spread, store_neighbours
+from hindsight.recall.graph import GraphReads, spread, store_neighbours
 from hindsight.recall.lexical import lexical_search
 from hindsight.recall.pack import pack
 from hindsight.recall.ranked import Candidate, Fused, RankedItem
@@ -64,7 +64,7 @@ class RecallPipeline:
         self.store = store
         self.embedder = embedder
         self.tokens = TokenCounter()
-        self.entity_counts = EntityCounts(store)
+        self.graph_reads = GraphReads(store)
         self._reranker: Reranker | None = None
         self._lock = threading.Lock()
         # The lexical search needs no query vector, so it runs while the query is embedded (both release the GIL).
@@ -161,7 +161,7 @@ class RecallPipeline:
                 lists.append((Channel.SEMANTIC, semantic))
         if c.uses("graph"):
             with timer("graph"):
-                neighbours = store_neighbours(self.store, bank_id, f, indexes.vector_count(), self.entity_counts)
+                neighbours = store_neighbours(self.graph_reads, bank_id, f, indexes.vector_count())
                 graph = spread(semantic[: c.graph.seeds], neighbours, c.graph)
                 if c.uses("semantic"):
                     # The graph votes only for units the semantic channel did not list. Activation flows from the
