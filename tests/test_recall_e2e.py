@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import math
 import sqlite3
 import threading
@@ -150,6 +151,9 @@ def test_graph_reads_keep_a_units_links_until_the_bank_changes(
     assert direct and [(e.src, e.dst, e.type) for e in first] == [(e.src, e.dst, e.type) for e in direct]
     assert reads.neighbours(bank_id, labels[:1], UnitFilter(), n) == [e for e in first if e.src == labels[0]]
     assert len(asked) == 1  # the second read came from the cache
+    for _ in range(3):  # the cache holds values only, which collections stop tracking, one level of nesting each
+        gc.collect()
+    assert reads._links and not any(gc.is_tracked(rows) for rows in reads._links.values())
     # A write empties the bank's cache: the old units' links now reach the new unit.
     bank.retain([Message(speaker="Maya", role="user", content="Maya walks Pepper the beagle around Denver.")],
                 timestamp=QT, document_id="c")

@@ -27,7 +27,11 @@ from hindsight.store.base import GraphEdge, MemoryStore, UnitFilter
 
 Neighbours = Callable[[list[int]], list[GraphEdge]]
 
-_Scored = tuple[float, float, GraphEdge]  # (weight * mu, mu, edge): an edge ranked for fan-out
+_Scored = tuple[float, float, GraphEdge]
+# A cached link seen from its unit: (dst, dst_id, type, subtype, weight, shared_entities, cross_document). Values only,
+# which the garbage collector stops tracking: cached edge objects made every full collection walk them.
+_Row = tuple[int, str, str, str | None, float, tuple[str, ...], bool]
+_LINK_TYPES = {t.value: t for t in LinkType}  # (weight * mu, mu, edge): an edge ranked for fan-out
 _STRONG_CAUSAL = frozenset({CausalKind.CAUSES.value, CausalKind.CAUSED_BY.value, None})
 
 
@@ -122,7 +126,7 @@ class GraphReads:
         self._lock = threading.Lock()
         self._seq: dict[str, int] = {}
         self._counts: dict[str, dict[str, int]] = {}
-        self._links: OrderedDict[tuple[str, int], list[GraphEdge]] = OrderedDict()  # least recently read first
+        self._links: OrderedDict[tuple[str, int], tuple[_Row, ...]] = OrderedDict()  # least recently read first
         self._edges = 0
 
     def _current(self, bank_id: str) -> int:
@@ -160,33 +164,36 @@ class GraphReads:
         return edges
 
     def neighbours(self, bank_id: str, labels: list[int], unit_filter: UnitFilter, bank_size: int) -> list[GraphEdge]:
-        """The links of the units, seen from them, to units that pass the filter, scaled, grouped by unit; shared by
-        every caller, so not to be changed. A filtered read goes to the store: the filter applies to the far ends."""
+        """The links of the units, seen from them, to units that pass the filter, scaled, grouped by unit. A filtered
+        read goes to the store: the filter applies to the far ends."""
         if unit_filter.active:
             return self._scaled(bank_id, self.store.neighbour_links(bank_id, labels, unit_filter), bank_size)
-        found: dict[int, list[GraphEdge]] = {}
+        found: dict[int, tuple[_Row, ...]] = {}
         with self._lock:
             seq = self._current(bank_id)
             for label in labels:
-                if (edges := self._links.get((bank_id, label))) is not None:
+                if (rows := self._links.get((bank_id, label))) is not None:
                     self._links.move_to_end((bank_id, label))
-                    found[label] = edges
+                    found[label] = rows
         missing = [label for label in dict.fromkeys(labels) if label not in found]
         if missing:
-            fetched: dict[int, list[GraphEdge]] = {label: [] for label in missing}
-            for edge in self._scaled(bank_id, self.store.neighbour_links(bank_id, missing, unit_filter), bank_size):
-                fetched[edge.src].append(edge)
-            found.update(fetched)
+            fetched: dict[int, list[_Row]] = {label: [] for label in missing}
+            for e in self._scaled(bank_id, self.store.neighbour_links(bank_id, missing, unit_filter), bank_size):
+                fetched[e.src].append((e.dst, e.dst_id, e.type.value, e.subtype, e.weight, e.shared_entities,
+                                       e.cross_document))
+            fresh = {label: tuple(rows) for label, rows in fetched.items()}
+            found.update(fresh)
             with self._lock:
                 if self._seq.get(bank_id) == seq:  # the bank size and entity counts too are those of `seq`
-                    for label, edges in fetched.items():
+                    for label, rows in fresh.items():
                         if (bank_id, label) not in self._links:
-                            self._links[(bank_id, label)] = edges
-                            self._edges += len(edges)
+                            self._links[(bank_id, label)] = rows
+                            self._edges += len(rows)
                     while self._edges > self._MAX_EDGES:
                         self._edges -= len(self._links.popitem(last=False)[1])
         # In the order of `labels` whether read or cached, each unit's links in the store's order.
-        return [edge for label in dict.fromkeys(labels) for edge in found[label]]
+        return [GraphEdge(label, r[0], r[1], _LINK_TYPES[r[2]], r[3], r[4], r[5], r[6])
+                for label in dict.fromkeys(labels) for r in found[label]]
 
 
 def store_neighbours(reads: GraphReads, bank_id: str, unit_filter: UnitFilter, bank_size: int) -> Neighbours:
