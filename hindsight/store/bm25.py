@@ -20,7 +20,6 @@ import logging
 import math
 import sqlite3
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,40 +67,11 @@ class _Phrase:
             return self.known
         return _union(postings.read_chunks(conn, self.term.id) if self.term else None, self.recent)
 
-    def some(self, conn: sqlite3.Connection, labels: np.ndarray, firsts: _Firsts) -> np.ndarray:
+    def some(self, conn: sqlite3.Connection, labels: np.ndarray) -> np.ndarray:
         """At least the postings of `labels`: from the chunks that hold them, and from memory."""
         if self.known is not None:
             return self.known
-        stored = postings.read_owners(conn, self.term.id, labels, firsts.get(conn, self.term.id)) if self.term \
-            else None
-        return _union(stored, self.recent)
-
-
-class _Firsts:
-    """The first label of each chunk of the terms probed lately, kept between searches (most recent first): a probe
-    reads only the chunks that own its candidates, and finding them reads every chunk key of a common term. Dropped
-    whenever the file is written."""
-
-    _MAX_LABELS = 1 << 20  # over all terms held: 8 MB
-
-    def __init__(self) -> None:
-        self._held: OrderedDict[int, np.ndarray] = OrderedDict()
-        self._size = 0
-
-    def get(self, conn: sqlite3.Connection, term: int) -> np.ndarray:
-        firsts = self._held.get(term)
-        if firsts is not None:
-            self._held.move_to_end(term)
-            return firsts
-        firsts = self._held[term] = postings.chunk_firsts(conn, term)
-        self._size += len(firsts)
-        while self._size > self._MAX_LABELS:
-            self._size -= len(self._held.popitem(last=False)[1])
-        return firsts
-
-    def clear(self) -> None:
-        self._held.clear()
-        self._size = 0
+        return _union(postings.read_owners(conn, self.term.id, labels) if self.term else None, self.recent)
 
 
 def _union(stored: np.ndarray | None, recent: np.ndarray | None) -> np.ndarray:
@@ -122,7 +92,6 @@ class Bm25Index(LexicalIndex):
         self._conn: sqlite3.Connection | None = None
         self._closed = False
         self._recent = Recent()
-        self._firsts = _Firsts()
         self.watermark = 0  # the last change the index holds, in the file or in memory
         self._written = 0  # the last change in the file
 
@@ -167,7 +136,6 @@ class Bm25Index(LexicalIndex):
         with self._lock:
             self._conn = conn
             self._recent.clear()
-            self._firsts.clear()
             self.watermark = self._written = int(row[0]) if row else 0
         return existed
 
@@ -195,14 +163,12 @@ class Bm25Index(LexicalIndex):
                 what = f"creating the lexical index {self.path}"
                 raise sqlite_disk_error(exc, what, self.path) or StoreError(f"{what} failed: {exc}") from exc
             self._recent.clear()
-            self._firsts.clear()
             self.watermark = self._written = 0
 
     def _write(self, change: Callable[[sqlite3.Connection], None], watermark: int) -> None:
         """Write the rows held in memory, then `change`, in one transaction that records `watermark` (call with the
         lock held)."""
         conn = self._live()
-        self._firsts.clear()
         conn.execute("BEGIN IMMEDIATE")
         try:
             for i in range(0, len(self._recent.docs), _HOLD):
@@ -265,7 +231,7 @@ class Bm25Index(LexicalIndex):
             known = postings.terms(conn, [w for p in phrases for w in p])
             avgdl = total / docs
             matched = [_phrase(conn, p, known, self._recent, docs, avgdl, lead_weight) for p in phrases]
-            return _top_k(conn, [p for p in matched if p is not None], k, avgdl, lead_weight, self._firsts)
+            return _top_k(conn, [p for p in matched if p is not None], k, avgdl, lead_weight)
 
     def purge(self) -> None:
         """Make removed rows unrecoverable from the files: secure_delete has zeroed them in the database, and the WAL
@@ -354,8 +320,8 @@ def _scores(rows: np.ndarray, idf: float, avgdl: float, lead_weight: float) -> n
     return idf * _weight(f, rows["length"].astype(np.float64), avgdl)
 
 
-def _top_k(conn: sqlite3.Connection, phrases: list[_Phrase], k: int, avgdl: float, lead_weight: float,
-           firsts: _Firsts) -> list[IndexHit]:
+def _top_k(conn: sqlite3.Connection, phrases: list[_Phrase], k: int, avgdl: float,
+           lead_weight: float) -> list[IndexHit]:
     phrases.sort(key=lambda p: -p.bound)
     # rest[i]: the most phrases i.. add to a row, with a hair of slack for bounds and sums rounded otherwise.
     rest = np.cumsum([p.bound for p in reversed(phrases)])[::-1] * _SLACK
@@ -369,7 +335,7 @@ def _top_k(conn: sqlite3.Connection, phrases: list[_Phrase], k: int, avgdl: floa
                 keep = scores + rest[i] >= theta
                 labels, scores = labels[keep], scores[keep]
         if probing:
-            rows = phrase.some(conn, labels, firsts)
+            rows = phrase.some(conn, labels)
             at = np.minimum(np.searchsorted(rows["label"], labels), max(len(rows) - 1, 0))
             hit = rows["label"][at] == labels if len(rows) else np.zeros(len(labels), dtype=bool)
             add = np.zeros(len(labels))

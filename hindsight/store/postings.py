@@ -139,9 +139,9 @@ def _owning_chunks(firsts: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return np.maximum(np.searchsorted(firsts, labels, side="right") - 1, 0)
 
 
-def read_owners(conn: sqlite3.Connection, term: int, labels: np.ndarray, firsts: np.ndarray) -> np.ndarray:
-    """A term's postings in the chunks that would hold `labels` (so at least theirs), in label order; `firsts` are
-    its chunk_firsts."""
+def read_owners(conn: sqlite3.Connection, term: int, labels: np.ndarray) -> np.ndarray:
+    """A term's postings in the chunks that would hold `labels` (so at least theirs), in label order."""
+    firsts = chunk_firsts(conn, term)
     return read_chunks(conn, term, firsts[np.unique(_owning_chunks(firsts, labels))].tolist())
 
 
