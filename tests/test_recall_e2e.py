@@ -163,11 +163,14 @@ def test_graph_reads_keep_a_units_links_until_the_bank_changes(
     for _ in range(2):
         reads.neighbours(bank_id, labels, UnitFilter(networks=frozenset({Network.WORLD})), n)
     assert len(asked) == 4
-    monkeypatch.setattr(GraphReads, "_MAX_EDGES", 3)
+    # Bounded by links: the least recently read units go first.
+    per_unit = [len(reads.neighbours(bank_id, [label], UnitFilter(), n)) for label in labels]
+    monkeypatch.setattr(GraphReads, "_MAX_EDGES", max(per_unit))
     bounded = GraphReads(store)
     for label in labels:
         bounded.neighbours(bank_id, [label], UnitFilter(), n)
-    assert sum(len(edges) for edges in bounded._links.values()) <= 3
+    assert (bank_id, labels[-1]) in bounded._links and len(bounded._links) < len(labels)
+    assert sum(len(rows) for rows in bounded._links.values()) <= max(per_unit)
 
 
 def test_links_say_whether_they_cross_documents(engine: Hindsight, bank: Bank) -> None:

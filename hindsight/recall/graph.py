@@ -27,11 +27,11 @@ from hindsight.store.base import GraphEdge, MemoryStore, UnitFilter
 
 Neighbours = Callable[[list[int]], list[GraphEdge]]
 
-_Scored = tuple[float, float, GraphEdge]
+_Scored = tuple[float, float, GraphEdge]  # (weight * mu, mu, edge): an edge ranked for fan-out
 # A cached link seen from its unit: (dst, dst_id, type, subtype, weight, shared_entities, cross_document). Values only,
 # which the garbage collector stops tracking: cached edge objects made every full collection walk them.
 _Row = tuple[int, str, str, str | None, float, tuple[str, ...], bool]
-_LINK_TYPES = {t.value: t for t in LinkType}  # (weight * mu, mu, edge): an edge ranked for fan-out
+_LINK_TYPES = {t.value: t for t in LinkType}
 _STRONG_CAUSAL = frozenset({CausalKind.CAUSES.value, CausalKind.CAUSED_BY.value, None})
 
 
