@@ -38,6 +38,9 @@ class LinkType(str, Enum):
     UPDATE = "update"  # from a newer unit to the older one whose claim it supersedes; subtype: the attribute
 
 
+LINK_TYPES = {t.value: t for t in LinkType}  # by value: a dict lookup, where LinkType(value) is slow in hot loops
+
+
 class CausalKind(str, Enum):
     CAUSES = "causes"
     CAUSED_BY = "caused_by"

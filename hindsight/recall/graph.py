@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 from hindsight.config import GraphConfig, GraphMu
-from hindsight.models import CausalKind, LinkType
+from hindsight.models import LINK_TYPES, CausalKind, LinkType
 from hindsight.recall.ranked import RankedItem
 from hindsight.recall.types import PathStep
 from hindsight.store.base import GraphEdge, MemoryStore, UnitFilter
@@ -31,7 +31,6 @@ _Scored = tuple[float, float, GraphEdge]  # (weight * mu, mu, edge): an edge ran
 # A cached link seen from its unit: (dst, dst_id, type, subtype, weight, shared_entities, cross_document). Values only,
 # which the garbage collector stops tracking: cached edge objects made every full collection walk them.
 _Row = tuple[int, str, str, str | None, float, tuple[str, ...], bool]
-_LINK_TYPES = {t.value: t for t in LinkType}
 _STRONG_CAUSAL = frozenset({CausalKind.CAUSES.value, CausalKind.CAUSED_BY.value, None})
 
 
@@ -140,11 +139,10 @@ class GraphReads:
             self._counts[bank_id] = {}
         return seq
 
-    def counts(self, bank_id: str, entity_ids: set[str]) -> dict[str, int]:
-        """Unit counts of the entities."""
+    def _counts_at(self, bank_id: str, seq: int, entity_ids: set[str]) -> dict[str, int]:
+        """Unit counts of the entities, cached while the bank's change sequence is `seq`."""
         with self._lock:
-            seq = self._current(bank_id)
-            known = self._counts[bank_id]
+            known = self._counts[bank_id] if self._seq.get(bank_id) == seq else {}
             missing = [e for e in entity_ids if e not in known]
         fetched = self.store.entity_unit_counts(bank_id, missing) if missing else {}
         with self._lock:
@@ -152,12 +150,12 @@ class GraphReads:
                 self._counts[bank_id].update(fetched)
         return {e: fetched.get(e, known.get(e, 0)) for e in entity_ids}
 
-    def _scaled(self, bank_id: str, edges: list[GraphEdge], bank_size: int) -> list[GraphEdge]:
+    def _scaled(self, bank_id: str, seq: int, edges: list[GraphEdge], bank_size: int) -> list[GraphEdge]:
         """Edges read from the store, their entity links' weights scaled by the specificity of the rarest entity the
         two ends share. No shared entity left (one was forgotten): the link no longer stands for anything."""
         shared = {x for e in edges if e.type is LinkType.ENTITY for x in e.shared_entities}
         if shared:
-            spec = {x: specificity(n, bank_size) for x, n in self.counts(bank_id, shared).items()}
+            spec = {x: specificity(n, bank_size) for x, n in self._counts_at(bank_id, seq, shared).items()}
             for e in edges:
                 if e.type is LinkType.ENTITY:
                     e.weight *= max((spec[x] for x in e.shared_entities), default=0.0)
@@ -166,19 +164,19 @@ class GraphReads:
     def neighbours(self, bank_id: str, labels: list[int], unit_filter: UnitFilter, bank_size: int) -> list[GraphEdge]:
         """The links of the units, seen from them, to units that pass the filter, scaled, grouped by unit. A filtered
         read goes to the store: the filter applies to the far ends."""
-        if unit_filter.active:
-            return self._scaled(bank_id, self.store.neighbour_links(bank_id, labels, unit_filter), bank_size)
         found: dict[int, tuple[_Row, ...]] = {}
         with self._lock:
             seq = self._current(bank_id)
-            for label in labels:
+            for label in [] if unit_filter.active else labels:
                 if (rows := self._links.get((bank_id, label))) is not None:
                     self._links.move_to_end((bank_id, label))
                     found[label] = rows
+        if unit_filter.active:
+            return self._scaled(bank_id, seq, self.store.neighbour_links(bank_id, labels, unit_filter), bank_size)
         missing = [label for label in dict.fromkeys(labels) if label not in found]
         if missing:
             fetched: dict[int, list[_Row]] = {label: [] for label in missing}
-            for e in self._scaled(bank_id, self.store.neighbour_links(bank_id, missing, unit_filter), bank_size):
+            for e in self._scaled(bank_id, seq, self.store.neighbour_links(bank_id, missing, unit_filter), bank_size):
                 fetched[e.src].append((e.dst, e.dst_id, e.type.value, e.subtype, e.weight, e.shared_entities,
                                        e.cross_document))
             fresh = {label: tuple(rows) for label, rows in fetched.items()}
@@ -192,7 +190,7 @@ class GraphReads:
                     while self._edges > self._MAX_EDGES:
                         self._edges -= len(self._links.popitem(last=False)[1])
         # In the order of `labels` whether read or cached, each unit's links in the store's order.
-        return [GraphEdge(label, r[0], r[1], _LINK_TYPES[r[2]], r[3], r[4], r[5], r[6])
+        return [GraphEdge(label, r[0], r[1], LINK_TYPES[r[2]], r[3], r[4], r[5], r[6])
                 for label in dict.fromkeys(labels) for r in found[label]]
 
 

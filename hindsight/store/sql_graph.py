@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from hindsight.models import Entity, EntityAlias, EntityCandidate, Link, LinkType
+from hindsight.models import LINK_TYPES, Entity, EntityAlias, EntityCandidate, Link, LinkType
 from hindsight.names import normalize_name
 from hindsight.store.base import (
     ClaimRecord,
@@ -25,7 +25,6 @@ from hindsight.store.sql_util import marks as _marks
 # A unit's occurrence interval; without one, the moment it was mentioned.
 _START = "coalesce(occurred_start, occurred_end, mentioned_at)"
 _END = "coalesce(occurred_end, occurred_start, mentioned_at)"
-_LINK_TYPES = {t.value: t for t in LinkType}  # a dict lookup: LinkType(value) is slow in the recall hot loop
 
 
 class GraphQueries:
@@ -160,7 +159,7 @@ class GraphQueries:
                     f"WHERE l.{near} IN ({_marks(len(part))}) AND +u.bank_id=?{where}",
                     (*part, bank_id, *params),
                 )
-                out += [GraphEdge(r[0], r[1], r[2], _LINK_TYPES[r[3]], r[4], r[5], tuple(r[6].split()) if r[6] else (),
+                out += [GraphEdge(r[0], r[1], r[2], LINK_TYPES[r[3]], r[4], r[5], tuple(r[6].split()) if r[6] else (),
                                   bool(r[7])) for r in rows]
         return out
 
