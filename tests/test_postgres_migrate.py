@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from hindsight import Hindsight, HindsightConfig, Message
@@ -11,6 +12,7 @@ from hindsight.cli import main
 from hindsight.cli_migrate import migrate
 from hindsight.embed.base import Embedder
 from hindsight.errors import BankExistsError
+from hindsight.store import postgres
 from tests.bank_state import bank_state, seeded_memdir
 from tests.postgres_server import fresh_database, postgres_dsn
 
@@ -26,10 +28,16 @@ def source(tmp_path: Path, minilm: Embedder) -> Path:
     return path
 
 
-def test_a_copied_bank_holds_the_same_memory_and_recalls_the_same(source: Path, tmp_path: Path,
-                                                                    minilm: Embedder) -> None:
+def test_a_copied_bank_holds_the_same_memory_and_recalls_the_same(source: Path, tmp_path: Path, minilm: Embedder,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(postgres, "_FOLLOW_BATCH", 7)  # the lexical tables follow the copy in several steps
     dsn = fresh_database(postgres_dsn())
     copied = migrate(source, dsn)
+    with psycopg.connect(dsn) as conn:  # each term's count of rows is its postings', summed over the steps
+        assert conn.execute("SELECT count(*) FROM lex_terms t WHERE df <> (SELECT count(*) FROM lex_postings p "
+                            "WHERE p.term_id = t.term_id)").fetchone() == (0,)
+        assert conn.execute("SELECT sum(n_docs), sum(text_tokens + lead_tokens) FROM lex_banks").fetchone() == \
+            conn.execute("SELECT count(*), sum(text_len + lead_len) FROM lex_docs").fetchone()
     assert sorted(c.bank_id for c in copied) == ["other", "seed"] and all(c.units for c in copied)
     pg = HindsightConfig.from_dict({"store": {"backend": "postgres", "dsn": dsn}})
     with Hindsight(source, embedder=minilm) as before, Hindsight(tmp_path / "pg", pg, embedder=minilm) as after:

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# Units indexed per step when the lexical tables follow a write: an import of a big bank in one transaction would
+# otherwise hold every posting of the bank in memory at once.
+_FOLLOW_BATCH = 5_000
 # Tables whose rows hold a unit's text or what was derived from it: vacuumed after a forget.
 _TEXT_TABLES = ("units", "documents", "entities", "entity_aliases", "entity_keys", "claims", "opinion_history",
                 "pending_work", "lex_docs", "lex_terms", "lex_postings", "observation_log", "observed_units",
@@ -152,9 +155,9 @@ class PostgresStore(SqlStore):
             gone = [label for op, label in changes if op == "del"]
             lexical.remove_units(cur, bank_id, gone)
             changed = sorted({label for op, label in changes if op != "del"} - set(gone))
-            if changed:
+            for i in range(0, len(changed), _FOLLOW_BATCH):
                 cur.execute("SELECT label, embed_text, coalesce(lead, '') FROM units WHERE label = ANY(%s)",
-                            (changed,))
+                            (changed[i : i + _FOLLOW_BATCH],))
                 lexical.index_units(cur, bank_id, [lexical.LexicalDoc(int(r[0]), r[1], r[2]) for r in cur.fetchall()])
         row = c.execute("UPDATE banks SET seq=seq+1 WHERE id=? RETURNING seq", (bank_id,)).fetchone()
         assert row is not None  # apply() found the bank in this transaction
