@@ -6,6 +6,7 @@ import gc
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from bench.recall_latency import BANK, NO_LLM, GcPauses, Query, SessionText, disk_bytes, fill, measure, postgres_copy
@@ -42,7 +43,10 @@ def test_the_filled_bank_is_measured_on_postgres_too(tmp_path: Path, minilm: Sen
     assert fill(tmp_path, minilm, sessions, 6, 0.0, 3).summary() == {  # resumed: nothing left to do
         "units_before": have, "units": have, "seconds": pytest.approx(0.0, abs=5.0), "units_per_s": 0.0}
     assert disk_bytes(tmp_path, NO_LLM) > 0  # the SQLite files, without the fill's own vector cache
-    config = postgres_copy(tmp_path, minilm)
+    config, timings = postgres_copy(tmp_path, minilm)
+    assert set(timings) == {"copy_s", "vacuum_s", "vector_index_s"} and timings["copy_s"] > 0
+    with psycopg.connect(str(config.store.dsn)) as conn:  # the index was built by the copy, not by the measured run
+        assert conn.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'units_hnsw_384'").fetchone() == (1,)
     queries = [Query(f"What did Maya cook for Bob? ({i})", day + timedelta(days=9)) for i in range(8)]
     run = measure(tmp_path / "postgres-process", queries, 500, config)
     assert run["units"] == have and run["queries"] == 3
@@ -51,6 +55,7 @@ def test_the_filled_bank_is_measured_on_postgres_too(tmp_path: Path, minilm: Sen
     assert disk_bytes(tmp_path, config) > 0
     with Hindsight(tmp_path / "check", config, embedder=minilm) as hs:
         labels = {u.id for u in hs.bank(BANK, create=False).units()}
-    assert postgres_copy(tmp_path, minilm) == config  # the same bank: not copied again
+    again, timings = postgres_copy(tmp_path, minilm)
+    assert again == config and set(timings) == {"vector_index_s"}  # the same bank: not copied again
     with Hindsight(tmp_path / "check", config, embedder=minilm) as hs:
         assert {u.id for u in hs.bank(BANK, create=False).units()} == labels
