@@ -1,27 +1,35 @@
 """Operations on a big bank against a small one: retain, forget, check, index rebuilds and delete_bank.
 
     python bench/scale_ops.py --locomo ../shared/data/locomo_dev.json \
-        --longmemeval ../shared/data/longmemeval_s_dev.json.gz --big DIR --small DIR10K [--retains 5] [--json OUT]
+        --longmemeval ../shared/data/longmemeval_s_dev.json.gz --big DIR --small DIR10K [--retains 5] \
+        [--store postgres] [--json OUT]
 
 --big is a bank directory that `bench/recall_latency.py` filled (1M units for issue J); --small is filled here to
-10,000 units by the same fill if it holds fewer. Every step runs on a copy of each (DIR-ops), since forgetting and
-deleting change the bank; the copy's `ops.json` records the finished steps, so a stopped run resumes at the next one
-(a fresh run starts with --fresh). With the real model and no LLM, on each copy in turn:
+10,000 units by the same fill if it holds fewer. Every step runs on a copy of each, since forgetting and deleting
+change the bank; the copy's `ops.json` (in DIR-ops, or DIR-ops-postgres) records the finished steps, so a stopped
+run resumes at the next one (a fresh run starts with --fresh). With the real model and no LLM, on each copy in turn:
 1. open: the engine and the bank, its indexes loaded;
 2. retain: --retains new 10-turn sessions (median wall time; the model call included);
 3. forget a unit (one from the middle of the bank), then the entity with the most mentions;
 4. check();
-5. rebuild each derived index (vectors, lexical): its files deleted, the bank reopened;
+5. rebuild each derived index: dropped, then the bank reopened;
 6. delete_bank.
+
+`--store postgres` runs the steps on the bank's Postgres copy, made as `bench/recall_latency.py --store postgres`
+makes it (the same server under DIR/postgres, or HINDSIGHT_STORE_DSN), then cloned into a database of its own with
+CREATE DATABASE ... TEMPLATE. There the lexical tables are written with the units, so pgvector's HNSW index is the one
+derived index; it is rebuilt with the same maintenance_work_mem as the copy's build.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -31,10 +39,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tqdm import tqdm
 
 from bench import corpus_parser, machine
-from bench.recall_latency import BANK, NO_LLM, SessionText, bank_copy, fill, load_corpus
+from bench.recall_latency import BANK, BUILD_MEMORY, NO_LLM, SessionText, bank_copy, fill, load_corpus, postgres_copy
 from hindsight import Hindsight
 from hindsight.bank import Bank
-from hindsight.config import EmbedderConfig
+from hindsight.config import EmbedderConfig, HindsightConfig
 from hindsight.embed.sentence_transformers import SentenceTransformerEmbedder
 
 TURNS = 10
@@ -60,13 +68,59 @@ class Steps:
         return dict(self.done[name])
 
 
-def copy_of(directory: Path, fresh: bool) -> Path:
+@dataclass
+class Copy:
+    """Where one bank's steps run: the directory of its ops.json and the engine's own files, the engine's config, and
+    how each derived index is dropped so that the next open rebuilds it from the database."""
+
+    work: Path
+    config: HindsightConfig
+    drops: dict[str, Callable[[], None]]
+
+
+def copy_of(directory: Path, fresh: bool) -> Copy:
     """DIR-ops: a copy of the bank directory (without the fill's vector cache), kept across a resumed run."""
     work = directory.with_name(directory.name + "-ops")
     if fresh or not (work / "ops.json").exists():
         work = bank_copy(directory, "ops")
         (work / "ops.json").write_text("{}")
-    return work
+
+    def drop(index: str) -> Callable[[], None]:
+        def files() -> None:
+            for name in INDEX_FILES[index]:
+                (work / "banks" / BANK / name).unlink(missing_ok=True)
+        return files
+
+    return Copy(work, NO_LLM, {index: drop(index) for index in INDEX_FILES})
+
+
+def postgres_copy_of(directory: Path, fresh: bool, model: SentenceTransformerEmbedder) -> Copy:
+    """A database cloned from the bank's Postgres copy (named for the source database and DIR), kept across a
+    resumed run, with DIR-ops-postgres for its ops.json."""
+    import psycopg
+    from psycopg import sql
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    source, _ = postgres_copy(directory, model)
+    dsn = str(source.store.dsn)
+    name = f"{conninfo_to_dict(dsn)['dbname']}_ops_{directory.name}"
+    work = directory.with_name(directory.name + "-ops-postgres")
+    if fresh or not (work / "ops.json").exists():
+        # From template1: CREATE DATABASE ... TEMPLATE needs its source free of connections.
+        with psycopg.connect(make_conninfo(dsn, dbname="template1"), autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+            conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY").format(
+                sql.Identifier(name), sql.Identifier(str(conninfo_to_dict(dsn)["dbname"]))))
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        (work / "ops.json").write_text("{}")
+    clone = make_conninfo(dsn, dbname=name, options=f"-c maintenance_work_mem={BUILD_MEMORY}")
+
+    def drop_vectors() -> None:
+        with psycopg.connect(clone, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(f"units_hnsw_{model.dim}")))
+
+    return Copy(work, NO_LLM.updated({"store": {"backend": "postgres", "dsn": clone}}), {"vectors": drop_vectors})
 
 
 def sessions_of(corpus: list[SessionText], n: int) -> list[list[dict[str, Any]]]:
@@ -77,16 +131,13 @@ def sessions_of(corpus: list[SessionText], n: int) -> list[list[dict[str, Any]]]
             for i, s in enumerate(long)]
 
 
-def index_dir(work: Path) -> Path:
-    return work / "banks" / BANK
-
-
-def operate(work: Path, model: SentenceTransformerEmbedder, sessions: list[list[dict[str, Any]]]) -> dict[str, Any]:
+def operate(copy: Copy, model: SentenceTransformerEmbedder, sessions: list[list[dict[str, Any]]]) -> dict[str, Any]:
     """Every step on one copy; each step's result with its wall time."""
+    work = copy.work
     steps = Steps(work)
 
     def engine() -> Hindsight:
-        return Hindsight(work, NO_LLM, embedder=model)
+        return Hindsight(work, copy.config, embedder=model)
 
     def opened(hs: Hindsight) -> Bank:
         bank = hs.bank(BANK, create=False)
@@ -139,8 +190,7 @@ def operate(work: Path, model: SentenceTransformerEmbedder, sessions: list[list[
 
     def rebuild_step(index: str) -> Callable[[], dict[str, Any]]:
         def step() -> dict[str, Any]:
-            for name in INDEX_FILES[index]:
-                (index_dir(work) / name).unlink(missing_ok=True)
+            copy.drops[index]()
             with engine() as hs:
                 t0 = time.perf_counter()
                 bank = opened(hs)
@@ -159,7 +209,7 @@ def operate(work: Path, model: SentenceTransformerEmbedder, sessions: list[list[
     out = {"open": steps.run("open", open_step), "retain": steps.run("retain", retain_step),
            "forget_unit": steps.run("forget_unit", forget_unit_step),
            "forget_entity": steps.run("forget_entity", forget_entity_step), "check": steps.run("check", check_step)}
-    for index in INDEX_FILES:
+    for index in copy.drops:
         out[f"rebuild_{index}"] = steps.run(f"rebuild_{index}", rebuild_step(index))
     out["delete_bank"] = steps.run("delete_bank", delete_step)
     return out
@@ -171,14 +221,17 @@ def main() -> None:
     parser.add_argument("--small", type=Path, required=True, help="filled here to 10,000 units if it holds fewer")
     parser.add_argument("--retains", type=int, default=5)
     parser.add_argument("--fresh", action="store_true", help="new copies: start every step again")
+    parser.add_argument("--store", choices=["sqlite", "postgres"], default="sqlite")
     args = parser.parse_args()
     model = SentenceTransformerEmbedder(EmbedderConfig())
     corpus, _ = load_corpus(args.locomo, args.longmemeval)
     fill(args.small, model, corpus, SMALL_UNITS, noise=0.025, per_call=20)
     sessions = sessions_of(corpus, args.retains)
-    result: dict[str, Any] = {"machine": machine(), "command": " ".join(sys.argv)}
+    result: dict[str, Any] = {"machine": machine(), "command": " ".join(sys.argv), "store": args.store}
     for name, directory in (("small", args.small), ("big", args.big)):
-        result[name] = operate(copy_of(directory, args.fresh), model, sessions)
+        copy = (postgres_copy_of(directory, args.fresh, model) if args.store == "postgres"
+                else copy_of(directory, args.fresh))
+        result[name] = operate(copy, model, sessions)
         print(json.dumps({name: result[name]}))
     result["retain_big_over_small"] = round(result["big"]["retain"]["median_ms"]
                                             / result["small"]["retain"]["median_ms"], 3)

@@ -207,22 +207,6 @@ def test_hostile_text_is_only_text(conn: psycopg.Connection[tuple[object, ...]])
         assert cur.fetchone() == (len(CORPUS),)
 
 
-def test_allowed_restricts_results(conn: psycopg.Connection[tuple[object, ...]]) -> None:
-    with conn.cursor() as cur:
-        lx.index_units(cur, "bank", CORPUS)
-        lx.index_units(cur, "other", [LexicalDoc(500, "cello cello cello", "")])
-        everything = lx.search(cur, "bank", "cello teacher river", 20)
-        assert {h.label for h in everything} == {1, 3, 4, 6, 9, 12}
-        allowed = {3, 12, 500, 7}
-        hits = lx.search(cur, "bank", "cello teacher river", 20, allowed=allowed)
-        assert [h.label for h in hits] == [h.label for h in everything if h.label in allowed]
-        # Restricting the rows does not change their scores: statistics stay those of the whole bank.
-        assert [h.score for h in hits] == [h.score for h in everything if h.label in allowed]
-        assert lx.search(cur, "bank", "cello", 20, allowed=set()) == []
-        assert lx.search(cur, "bank", "cello", 20, allowed=frozenset({500})) == []
-        assert [h.label for h in lx.search(cur, "bank", "cello teacher river", 1, allowed=allowed)] == [hits[0].label]
-
-
 def test_lead_weighs_lead_weight(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     docs = [
         LexicalDoc(1, "violin lesson today", "nothing here"),

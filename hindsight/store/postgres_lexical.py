@@ -21,7 +21,7 @@ rows (psycopg's default row factory). Run `LEXICAL_SCHEMA` once per database (UT
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence, Set
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -172,9 +172,9 @@ def remove_units(cur: Cursor[Any], bank_id: str, labels: Sequence[int]) -> None:
         cur.execute(_REMOVE, {"bank": bank_id, "labels": sorted(set(labels))})
 
 
-_SEARCH = """
+_SEARCH = f"""
 WITH q AS (
-    SELECT u.phrase, {stem} AS term, count(*) OVER (PARTITION BY u.phrase) AS n_words
+    SELECT u.phrase, {_STEM} AS term, count(*) OVER (PARTITION BY u.phrase) AS n_words
     FROM unnest(%(words)s::text[], %(phrases)s::int[]) AS u(w, phrase)
 ), bank AS (
     SELECT n_docs::float8 AS n, nullif(text_tokens + lead_tokens, 0)::float8 / n_docs AS avgdl
@@ -197,28 +197,30 @@ FROM hits h CROSS JOIN bank LEFT JOIN phrase_df d ON d.phrase = h.phrase,
     LATERAL (SELECT coalesce(d.df, h.df)::float8 AS df) n,
     LATERAL (SELECT ln((bank.n - n.df + 0.5) / (n.df + 0.5)) AS raw) r,
     LATERAL (SELECT CASE WHEN r.raw <= 0 THEN 1e-6 ELSE r.raw END AS v) idf
-{allowed}
 GROUP BY h.label ORDER BY score DESC, h.label LIMIT %(k)s
 """
-_SEARCH_ALL = _SEARCH.format(stem=_STEM, allowed="")
-_SEARCH_ALLOWED = _SEARCH.format(stem=_STEM, allowed="WHERE h.label = ANY(%(allowed)s::bigint[])")
 
 
-def search(cur: Cursor[Any], bank_id: str, query: str, k: int, lead_weight: float = 1.0,
-           allowed: Set[int] | None = None) -> list[IndexHit]:
-    """The bank's k best labels for free text by BM25, best first; only labels in `allowed`, when given."""
+def search_statement(bank_id: str, query: str, k: int, lead_weight: float = 1.0
+                     ) -> tuple[str, dict[str, object]] | None:
+    """The SQL and parameters of a search for free text, or None when there is nothing to search."""
     query_words, phrases = [], []
     for phrase, term in enumerate(query_terms(query)):
         for word in _words(term):
             query_words.append(word)
             phrases.append(phrase)
-    if not query_words or k <= 0 or (allowed is not None and not allowed):
+    if not query_words or k <= 0:
+        return None
+    return _SEARCH, {"bank": bank_id, "words": query_words, "phrases": phrases, "k": k,
+                     "lead_weight": float(lead_weight), "k1": K1, "b": B}
+
+
+def search(cur: Cursor[Any], bank_id: str, query: str, k: int, lead_weight: float = 1.0) -> list[IndexHit]:
+    """The bank's k best labels for free text by BM25, best first."""
+    statement = search_statement(bank_id, query, k, lead_weight)
+    if statement is None:
         return []
-    params: dict[str, object] = {"bank": bank_id, "words": query_words, "phrases": phrases, "k": k,
-                                 "lead_weight": float(lead_weight), "k1": K1, "b": B}
-    if allowed is not None:
-        params["allowed"] = sorted(allowed)
-    cur.execute(_SEARCH_ALL if allowed is None else _SEARCH_ALLOWED, params)
+    cur.execute(*statement)
     return [IndexHit(int(label), float(score)) for label, score in cur.fetchall()]
 
 
