@@ -1,13 +1,9 @@
 """BM25 lexical index of one bank in `lexical.db`, with an exact top-k that reads little of a common term.
 
 Scores are FTS5's bm25() over two columns, `text` and `lead` (weights 1.0 and `lead_weight`), with FTS5's
-tokenizer (porter over unicode61, remove_diacritics 2; `hindsight.store.tokenize`): k1=1.2, b=0.75, IDF floored at
-1e-6, a row's length being its tokens in both columns. A query is its `query_terms`, OR-ed; a term that splits into
-several tokens ("a_b") matches rows holding all of them, as often as the rarest (FTS5 matches it as a phrase).
-
-Search is MaxScore: query terms are taken by their upper bound, highest first, and each one's postings are scored in
-full until the k-th best partial score exceeds what the remaining terms could add to a row; from then on only the
-candidates already found are looked up in the remaining terms' chunks. The top k is the same as scoring every row.
+tokenizer (porter over unicode61, remove_diacritics 2; `hindsight.store.tokenize`). A query is its `query_terms`,
+OR-ed; a term that splits into several tokens ("a_b") matches rows holding all of them, as often as the rarest.
+Search is `store.maxscore`'s exact top-k over the terms' chunks in the file (`store.postings`) and in memory.
 
 New rows are held in memory (`store.recent`) and written when the vector snapshot is saved (`save`), on close, and
 before a removal; the watermark in the file is that of the last write, so the change log replays the rest.
@@ -17,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -27,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from hindsight.errors import StoreClosedError, StoreError
-from hindsight.store import postings
+from hindsight.store import maxscore, postings
 from hindsight.store.base import IndexedUnit
 from hindsight.store.derived import LexicalIndex
 from hindsight.store.disk import disk_error, sqlite_disk_error
@@ -37,44 +32,28 @@ from hindsight.store.tokenize import query_terms, tokens
 
 log = logging.getLogger(__name__)
 
-K1 = 1.2
-B = 0.75
-_IDF_FLOOR = 1e-6
-_SLACK = 1 + 1e-9
 _FORMAT = 4  # PRAGMA user_version of this layout; 0 was FTS5's, 2 had no small chunks, 3 no CRCs
 # Rows held in memory before a write of their own: bounds a rebuild's memory.
 _HOLD = 20_000
 
 
-def _weight(f: np.ndarray, length: np.ndarray, avgdl: float) -> np.ndarray:
-    """BM25's saturating term-frequency part."""
-    return f * (K1 + 1) / (f + K1 * (1 - B + B * length / avgdl))
+@dataclass(frozen=True)
+class _Stored:
+    """A word's postings in the file (read on demand from its term's chunks) and in memory."""
 
+    conn: sqlite3.Connection
+    term: postings.Term | None
+    recent: np.ndarray
 
-@dataclass
-class _Phrase:
-    """One query term as matched: its postings (in the file, read on demand from its term's chunks, and in memory; or
-    computed up front for a term of several tokens), its IDF and an upper bound on what it adds to any row's score."""
+    def all(self) -> np.ndarray:
+        return _union(postings.read_chunks(self.conn, self.term.id) if self.term else None, self.recent)
 
-    idf: float
-    bound: float
-    term: postings.Term | None = None  # in the file
-    recent: np.ndarray | None = None  # in memory
-    known: np.ndarray | None = None  # several tokens: the rows holding all of them
-
-    def all(self, conn: sqlite3.Connection) -> np.ndarray:
-        if self.known is not None:
-            return self.known
-        return _union(postings.read_chunks(conn, self.term.id) if self.term else None, self.recent)
-
-    def some(self, conn: sqlite3.Connection, labels: np.ndarray) -> np.ndarray:
+    def some(self, labels: np.ndarray) -> np.ndarray:
         """At least the postings of `labels`: from the chunks that hold them, and from memory."""
-        if self.known is not None:
-            return self.known
-        return _union(postings.read_owners(conn, self.term.id, labels) if self.term else None, self.recent)
+        return _union(postings.read_owners(self.conn, self.term.id, labels) if self.term else None, self.recent)
 
 
-def _union(stored: np.ndarray | None, recent: np.ndarray | None) -> np.ndarray:
+def _union(stored: np.ndarray | None, recent: np.ndarray) -> np.ndarray:
     """Postings of the file and of memory (no label in both), in label order."""
     parts = [p for p in (stored, recent) if p is not None and len(p)]
     if len(parts) < 2:
@@ -231,7 +210,7 @@ class Bm25Index(LexicalIndex):
             known = postings.terms(conn, [w for p in phrases for w in p])
             avgdl = total / docs
             matched = [_phrase(conn, p, known, self._recent, docs, avgdl, lead_weight) for p in phrases]
-            return _top_k(conn, [p for p in matched if p is not None], k, avgdl, lead_weight)
+            return maxscore.top_k([p for p in matched if p is not None], k, avgdl, lead_weight)
 
     def purge(self) -> None:
         """Make removed rows unrecoverable from the files: secure_delete has zeroed them in the database, and the WAL
@@ -267,98 +246,16 @@ class Bm25Index(LexicalIndex):
                     self._conn = None
 
 
-def _idf(df: int, docs: int) -> float:
-    idf = math.log((docs - df + 0.5) / (df + 0.5))
-    return idf if idf > 0 else _IDF_FLOOR
-
-
 def _phrase(conn: sqlite3.Connection, words: list[str], known: dict[str, postings.Term], recent: Recent, docs: int,
-            avgdl: float, lead_weight: float) -> _Phrase | None:
+            avgdl: float, lead_weight: float) -> maxscore.Phrase | None:
     """A query term's match, or None when no row holds it."""
-    held = {w: recent.postings(w) for w in dict.fromkeys(words)}
-    if any(w not in known and not len(held[w]) for w in held):
-        return None
-    if len(held) == 1:
-        mine, term = held[words[0]], known.get(words[0])
-        df = (term.df if term else 0) + len(mine)
-        idf = _idf(df, docs)
-        return _Phrase(idf, idf * _bound(term, mine, avgdl, lead_weight), term=term, recent=mine)
-    parts = [_Phrase(0.0, 0.0, term=known.get(w), recent=mine).all(conn) for w, mine in held.items()]
-    common = parts[0]
-    for other in parts[1:]:
-        common = common[np.isin(common["label"], other["label"])]
-    if not len(common):
-        return None
-    rows = common.copy()
-    for other in parts[1:]:
-        mine = other[np.isin(other["label"], rows["label"])]
-        rows["text"] = np.minimum(rows["text"], mine["text"])
-        rows["lead"] = np.minimum(rows["lead"], mine["lead"])
-    rows = rows[(rows["text"] > 0) | (rows["lead"] > 0)]
-    idf = _idf(len(rows), docs)
-    scores = _scores(rows, idf, avgdl, lead_weight)
-    return _Phrase(idf, float(scores.max()) if len(scores) else 0.0, known=rows)
-
-
-def _bound(term: postings.Term | None, recent: np.ndarray, avgdl: float, lead_weight: float) -> float:
-    """The most one term's weight can be in any row, from the bounds of its postings in the file and in memory."""
-    texts, leads, lengths = [], [], []
-    if term is not None:
-        texts += [term.max_text]
-        leads += [term.max_lead]
-        lengths += [term.min_len]
-    if len(recent):
-        texts += [int(recent["text"].max())]
-        leads += [int(recent["lead"].max())]
-        lengths += [int(recent["length"].min())]
-    f = np.array([max(texts) + lead_weight * max(leads)])
-    return float(_weight(f, np.array([min(lengths)]), avgdl)[0])
-
-
-def _scores(rows: np.ndarray, idf: float, avgdl: float, lead_weight: float) -> np.ndarray:
-    f = rows["text"].astype(np.float64) + lead_weight * rows["lead"].astype(np.float64)
-    return idf * _weight(f, rows["length"].astype(np.float64), avgdl)
-
-
-def _top_k(conn: sqlite3.Connection, phrases: list[_Phrase], k: int, avgdl: float,
-           lead_weight: float) -> list[IndexHit]:
-    phrases.sort(key=lambda p: -p.bound)
-    # rest[i]: the most phrases i.. add to a row, with a hair of slack for bounds and sums rounded otherwise.
-    rest = np.cumsum([p.bound for p in reversed(phrases)])[::-1] * _SLACK
-    labels, scores = np.zeros(0, dtype=np.int64), np.zeros(0)
-    probing = False
-    for i, phrase in enumerate(phrases):
-        if len(labels) >= k:
-            theta = float(np.partition(scores, len(scores) - k)[len(scores) - k])  # the k-th best so far
-            if rest[i] < theta:  # a row not yet seen can no longer reach the top k
-                probing = True
-                keep = scores + rest[i] >= theta
-                labels, scores = labels[keep], scores[keep]
-        if probing:
-            rows = phrase.some(conn, labels)
-            at = np.minimum(np.searchsorted(rows["label"], labels), max(len(rows) - 1, 0))
-            hit = rows["label"][at] == labels if len(rows) else np.zeros(len(labels), dtype=bool)
-            add = np.zeros(len(labels))
-            add[hit] = _scores(rows[at[hit]], phrase.idf, avgdl, lead_weight)
-            scores = scores + add
-        else:
-            rows = phrase.all(conn)
-            labels, scores = _merge(labels, scores, rows["label"], _scores(rows, phrase.idf, avgdl, lead_weight))
-    order = np.lexsort((labels, -scores))[:k]
-    return [IndexHit(int(labels[j]), float(scores[j])) for j in order]
-
-
-def _merge(labels: np.ndarray, scores: np.ndarray, more: np.ndarray, more_scores: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray]:
-    """Two sorted label sets with their scores, summed where they meet; sorted by label."""
-    if not len(labels):
-        return more, more_scores
-    at = np.minimum(np.searchsorted(labels, more), len(labels) - 1)
-    seen = labels[at] == more
-    scores = scores.copy()
-    scores[at[seen]] += more_scores[seen]
-    labels = np.concatenate([labels, more[~seen]])
-    scores = np.concatenate([scores, more_scores[~seen]])
-    order = np.argsort(labels, kind="stable")
-    return labels[order], scores[order]
-
+    sources = []
+    for word in dict.fromkeys(words):
+        term, mine = known.get(word), recent.postings(word)
+        held = ([maxscore.Bounds(term.max_text, term.max_lead, term.min_len)] if term else []) + (
+            [maxscore.Bounds.of(mine)] if len(mine) else [])
+        if not held:
+            return None
+        sources.append(maxscore.Source(_Stored(conn, term, mine), (term.df if term else 0) + len(mine),
+                                       functools.reduce(maxscore.Bounds.union, held)))
+    return maxscore.phrase(sources, docs, avgdl, lead_weight)

@@ -7,7 +7,8 @@ import sqlite3
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import Enum
 
 import numpy as np
 
@@ -62,6 +63,43 @@ class Term:
     last: int
     open_first: int | None
     open_chunks: int
+
+
+    def grown(self, new: np.ndarray, placement: Placement, written: Sequence[np.ndarray]) -> Term:
+        """The term after `new` (its postings of a batch, sorted) is placed; `written`: the chunks that placing them
+        wrote (NEW, MERGE)."""
+        open_first, open_chunks = self.open_first, self.open_chunks
+        if placement in (Placement.NEW, Placement.MERGE):  # the last chunk written stays open if it is small
+            open_first, open_chunks = (int(written[-1]["label"][0]), 1) if len(written[-1]) < CHUNK else (None, 0)
+        elif placement is Placement.APPEND:
+            open_first, open_chunks = (int(new["label"][0]) if open_first is None else open_first), open_chunks + 1
+        return Term(self.id, self.df + len(new), max(self.max_text, int(new["text"].max())),
+                    max(self.max_lead, int(new["lead"].max())), min(self.min_len, int(new["length"].min())),
+                    max(self.last, int(new["label"][-1])), open_first, open_chunks)
+
+
+# A term not yet held, grown into a new one.
+EMPTY_TERM = Term(0, 0, 0, 0, np.iinfo(np.uint32).max, np.iinfo(np.int64).min, None, 0)
+
+
+class Placement(Enum):
+    """Where a batch's postings of a term go."""
+
+    NEW = "new"  # a term not yet held: chunks of its own
+    REWRITE = "rewrite"  # labels among the term's (a row indexed again): the chunks that own them are rewritten
+    MERGE = "merge"  # the term's small chunks and the new postings, merged into full chunks
+    APPEND = "append"  # the usual append: one small chunk of its own
+
+
+def placement(old: Term | None, new: np.ndarray) -> Placement:
+    """Where a batch's postings of a term (sorted, labels not yet in the term) go."""
+    if old is None:
+        return Placement.NEW
+    if int(new["label"][0]) <= old.last:
+        return Placement.REWRITE
+    if old.open_chunks + 1 >= OPEN_CHUNKS or len(new) >= CHUNK:
+        return Placement.MERGE
+    return Placement.APPEND
 
 
 @dataclass(frozen=True)
@@ -134,7 +172,7 @@ def chunk_firsts(conn: sqlite3.Connection, term: int) -> np.ndarray:
     return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
 
-def _owning_chunks(firsts: np.ndarray, labels: np.ndarray) -> np.ndarray:
+def owning_chunks(firsts: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """For each label, the index of the chunk that holds it, or would (the first chunk for labels before it)."""
     return np.maximum(np.searchsorted(firsts, labels, side="right") - 1, 0)
 
@@ -142,7 +180,7 @@ def _owning_chunks(firsts: np.ndarray, labels: np.ndarray) -> np.ndarray:
 def read_owners(conn: sqlite3.Connection, term: int, labels: np.ndarray) -> np.ndarray:
     """A term's postings in the chunks that would hold `labels` (so at least theirs), in label order."""
     firsts = chunk_firsts(conn, term)
-    return read_chunks(conn, term, firsts[np.unique(_owning_chunks(firsts, labels))].tolist())
+    return read_chunks(conn, term, firsts[np.unique(owning_chunks(firsts, labels))].tolist())
 
 
 def in_label_order(parts: Sequence[np.ndarray]) -> np.ndarray:
@@ -151,9 +189,14 @@ def in_label_order(parts: Sequence[np.ndarray]) -> np.ndarray:
     return merged[np.argsort(merged["label"], kind="stable")]
 
 
+def cut(postings: np.ndarray) -> list[np.ndarray]:
+    """Postings (sorted by label) cut into chunks of at most CHUNK."""
+    return [postings[i : i + CHUNK] for i in range(0, len(postings), CHUNK)]
+
+
 def _pieces(term: int, postings: np.ndarray) -> list[tuple[int, int, bytes, int]]:
     """Chunk rows for postings (sorted by label), cut at CHUNK."""
-    return [_chunk(term, postings[i : i + CHUNK]) for i in range(0, len(postings), CHUNK)]
+    return [_chunk(term, piece) for piece in cut(postings)]
 
 
 def _chunk(term: int, postings: np.ndarray) -> tuple[int, int, bytes, int]:
@@ -168,22 +211,23 @@ def _rewrite(conn: sqlite3.Connection, term: int, old_first: int | None, posting
     conn.executemany("INSERT INTO chunks(term, first, data, crc) VALUES(?, ?, ?, ?)", _pieces(term, postings))
 
 
-def _merge_open(conn: sqlite3.Connection, term: Term, new: np.ndarray) -> tuple[int | None, int]:
-    """Merge a term's small chunks and `new` (after them) into full chunks; the new open_first and open_chunks."""
+def _merge_open(conn: sqlite3.Connection, term: Term, new: np.ndarray) -> list[np.ndarray]:
+    """Merge a term's small chunks and `new` (after them) into full chunks; the chunks written."""
     old = []
     if term.open_first is not None:
         old = [_checked(conn.execute("SELECT data, crc FROM chunks WHERE term=? AND first>=? ORDER BY first",
                                      (term.id, term.open_first)), POSTING)]
         conn.execute("DELETE FROM chunks WHERE term=? AND first>=?", (term.id, term.open_first))
-    pieces = _pieces(term.id, np.concatenate([*old, new]))
-    conn.executemany("INSERT INTO chunks(term, first, data, crc) VALUES(?, ?, ?, ?)", pieces)
-    return (pieces[-1][1], 1) if len(pieces[-1][2]) < CHUNK * POSTING.itemsize else (None, 0)
+    pieces = cut(np.concatenate([*old, new]))
+    conn.executemany("INSERT INTO chunks(term, first, data, crc) VALUES(?, ?, ?, ?)",
+                     [_chunk(term.id, piece) for piece in pieces])
+    return pieces
 
 
 def _merge_into_chunks(conn: sqlite3.Connection, term: int, new: np.ndarray) -> None:
     """Insert postings (sorted, labels not yet in the term) into the chunks that own their labels."""
     firsts = chunk_firsts(conn, term)
-    owner = _owning_chunks(firsts, new["label"])
+    owner = owning_chunks(firsts, new["label"])
     for chunk in np.unique(owner):
         first = int(firsts[chunk])
         stored = _checked(conn.execute("SELECT data, crc FROM chunks WHERE term=? AND first=?", (term, first)), POSTING)
@@ -239,28 +283,28 @@ def add(conn: sqlite3.Connection, docs: Sequence[Doc]) -> None:
     created, updated, chunks = [], [], []
     for i, word in enumerate(batch.words):
         new = batch.postings[batch.bounds[i] : batch.bounds[i + 1]]
-        stats = (int(new["text"].max()), int(new["lead"].max()), int(new["length"].min()))
-        first, last = int(new["label"][0]), int(new["label"][-1])
-        if (old := known.get(word)) is None:
+        old = known.get(word)
+        kind = placement(old, new)
+        written: list[np.ndarray] = []
+        if old is None:
             ids[i] = next_id
             next_id += 1
-            pieces = _pieces(int(ids[i]), new)
-            chunks += pieces
-            small = len(pieces[-1][2]) < CHUNK * POSTING.itemsize
-            created.append((int(ids[i]), _key(word), len(new), *stats, last, pieces[-1][1] if small else None,
-                            int(small)))
+            written = cut(new)
+            chunks += [_chunk(int(ids[i]), piece) for piece in written]
+            term = replace(EMPTY_TERM, id=int(ids[i])).grown(new, kind, written)
+            created.append((term.id, _key(word), term.df, term.max_text, term.max_lead, term.min_len, term.last,
+                            term.open_first, term.open_chunks))
             continue
         ids[i] = old.id
-        open_first, open_chunks = old.open_first, old.open_chunks
-        if first <= old.last:  # among the term's postings (a row indexed again): rewrite the chunks that own them
+        if kind is Placement.REWRITE:
             _merge_into_chunks(conn, old.id, new)
-        elif old.open_chunks + 1 >= OPEN_CHUNKS or len(new) >= CHUNK:
-            open_first, open_chunks = _merge_open(conn, old, new)
-        else:  # the usual append: one small chunk of its own
+        elif kind is Placement.MERGE:
+            written = _merge_open(conn, old, new)
+        else:
             chunks.append(_chunk(old.id, new))
-            open_first, open_chunks = (first if open_first is None else open_first), open_chunks + 1
-        updated.append((old.df + len(new), max(old.max_text, stats[0]), max(old.max_lead, stats[1]),
-                        min(old.min_len, stats[2]), max(old.last, last), open_first, open_chunks, old.id))
+        term = old.grown(new, kind, written)
+        updated.append((term.df, term.max_text, term.max_lead, term.min_len, term.last, term.open_first,
+                        term.open_chunks, term.id))
     conn.executemany("INSERT INTO terms(id, term, df, max_text, max_lead, min_len, last, open_first, open_chunks) "
                      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)", created)
     conn.executemany("UPDATE terms SET df=?, max_text=?, max_lead=?, min_len=?, last=?, open_first=?, open_chunks=? "
@@ -307,7 +351,7 @@ def remove(conn: sqlite3.Connection, labels: Sequence[int]) -> None:
         conn.execute("UPDATE terms SET df=? WHERE id=?", (df - len(dropped), term))
         firsts = chunk_firsts(conn, term)
         drop = np.array(sorted(dropped), dtype=np.int64)
-        owner = _owning_chunks(firsts, drop)
+        owner = owning_chunks(firsts, drop)
         for chunk in np.unique(owner):
             first = int(firsts[chunk])
             postings = _checked(conn.execute("SELECT data, crc FROM chunks WHERE term=? AND first=?", (term, first)),
