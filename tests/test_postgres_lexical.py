@@ -12,6 +12,7 @@ from hindsight.store import postgres_lexical as lx
 from hindsight.store.postgres_lexical import LexicalDoc
 from hindsight.store.search import IndexHit
 from tests.fts5_reference import SCORE_TOLERANCE, Fts5Reference, RefDoc, assert_same_ranking
+from tests.postgres_lexical_state import assert_consistent, postings_of, table_state
 from tests.postgres_server import fresh_database, postgres_dsn
 
 CORPUS = [
@@ -38,7 +39,7 @@ QUERIES = [
 @pytest.fixture
 def conn() -> Iterator[psycopg.Connection[tuple[object, ...]]]:
     with psycopg.connect(fresh_database(postgres_dsn())) as connection:
-        connection.execute(lx.LEXICAL_SCHEMA)
+        lx.create_tables(connection.cursor())
         connection.commit()
         yield connection
 
@@ -92,47 +93,10 @@ def test_banks_are_isolated(conn: psycopg.Connection[tuple[object, ...]]) -> Non
         for table in ("lex_banks", "lex_docs", "lex_terms"):
             cur.execute(f"SELECT count(*) FROM {table} WHERE bank_id = 'a'")
             assert cur.fetchone() == (0,)
-        cur.execute("SELECT count(*) FROM lex_postings WHERE label < 100")
-        assert cur.fetchone() == (0,)
+        cur.execute("SELECT count(*) FROM lex_chunks c WHERE NOT EXISTS (SELECT FROM lex_terms t"
+                    " WHERE t.term_id = c.term_id)")
+        assert cur.fetchone() == (0,)  # no chunk of bank a's terms is left behind
         assert {q: lx.search(cur, "b", q, 20) for q in QUERIES} == before
-
-
-def table_state(cur: psycopg.Cursor[tuple[object, ...]], bank: str) -> dict[str, object]:
-    """The bank's statistics as stored, by term text (term ids differ between databases)."""
-    cur.execute("SELECT n_docs, text_tokens, lead_tokens FROM lex_banks WHERE bank_id = %s", (bank,))
-    banks = cur.fetchall()
-    cur.execute("SELECT term, df FROM lex_terms WHERE bank_id = %s ORDER BY term", (bank,))
-    terms = cur.fetchall()
-    cur.execute(
-        "SELECT d.label, d.text_len, d.lead_len, array(SELECT t.term FROM lex_terms t WHERE t.term_id = ANY(d.term_ids)"
-        " ORDER BY t.term) FROM lex_docs d WHERE d.bank_id = %s ORDER BY d.label", (bank,))
-    docs = cur.fetchall()
-    cur.execute(
-        "SELECT t.term, p.label, p.tf_text, p.tf_lead, p.doc_len FROM lex_postings p JOIN lex_terms t USING (term_id)"
-        " WHERE t.bank_id = %s ORDER BY 1, 2", (bank,))
-    return {"banks": banks, "terms": terms, "docs": docs, "postings": cur.fetchall()}
-
-
-def assert_consistent(cur: psycopg.Cursor[tuple[object, ...]], bank: str) -> None:
-    """Every kept statistic equals its recount from the rows it summarises."""
-    cur.execute(
-        "SELECT count(*), coalesce(sum(text_len), 0), coalesce(sum(lead_len), 0) FROM lex_docs WHERE bank_id = %s",
-        (bank,))
-    recount = cur.fetchone()
-    cur.execute("SELECT n_docs, text_tokens, lead_tokens FROM lex_banks WHERE bank_id = %s", (bank,))
-    stored = cur.fetchone()
-    assert stored == recount or (stored is None and recount == (0, 0, 0))
-    cur.execute(
-        "SELECT t.term, t.df, (SELECT count(*) FROM lex_postings p WHERE p.term_id = t.term_id) FROM lex_terms t"
-        " WHERE t.bank_id = %s AND t.df <> (SELECT count(*) FROM lex_postings p WHERE p.term_id = t.term_id)", (bank,))
-    assert cur.fetchall() == []
-    cur.execute(
-        "SELECT p.label FROM lex_postings p JOIN lex_terms t USING (term_id) LEFT JOIN lex_docs d"
-        " ON d.bank_id = t.bank_id AND d.label = p.label WHERE t.bank_id = %s"
-        " AND (d.label IS NULL OR p.doc_len <> d.text_len + d.lead_len OR NOT p.term_id = ANY(d.term_ids))", (bank,))
-    assert cur.fetchall() == []
-    cur.execute("SELECT count(*) FROM lex_terms WHERE bank_id = %s AND df <= 0", (bank,))
-    assert cur.fetchone() == (0,)
 
 
 def test_replace_and_remove_keep_statistics_exact(conn: psycopg.Connection[tuple[object, ...]]) -> None:
@@ -159,11 +123,10 @@ def test_replace_and_remove_keep_statistics_exact(conn: psycopg.Connection[tuple
         cur.execute("SELECT term FROM lex_terms WHERE bank_id = 'bank' AND term = ANY(%s)",
                     (["angstrom", "zurich", "resum", "alp", "sunday", "teacher", "marathon"],))
         assert {r[0] for r in cur.fetchall()} == {"teacher", "marathon"}  # still in rows 1, 2, 3 and 5
-        cur.execute("SELECT count(*) FROM lex_postings WHERE label = ANY(%s)", (removed,))
-        assert cur.fetchone() == (0,)
+        assert not {p.label for p in postings_of(cur, "bank")} & set(removed)
         searched = {q: lx.search(cur, "bank", q, 10, 0.7) for q in QUERIES}
     with psycopg.connect(fresh_database(postgres_dsn())) as scratch, scratch.cursor() as cur:
-        cur.execute(lx.LEXICAL_SCHEMA)
+        lx.create_tables(cur)
         lx.index_units(cur, "bank", sorted(final.values(), key=lambda d: d.label))
         assert table_state(cur, "bank") == got
         for query, hits in searched.items():

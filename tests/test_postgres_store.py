@@ -195,7 +195,7 @@ def test_a_forget_leaves_no_row_index_entry_or_job_and_vacuum_full_clears_the_fi
         assert conn.execute("SELECT count(*) FROM lex_terms WHERE term LIKE 'kestrel%'").fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM pending_work WHERE key=%s", (unit.id,)).fetchone() == (0,)
         dead = conn.execute("SELECT relname, n_dead_tup FROM pg_stat_user_tables WHERE n_dead_tup > 0 AND relname "
-                            "IN ('units', 'documents', 'lex_docs', 'lex_terms', 'lex_postings')").fetchall()
+                            "IN ('units', 'documents', 'lex_docs', 'lex_terms', 'lex_chunks')").fetchall()
         assert dead == []  # the forget's VACUUM removed the dead rows and their index entries
         assert hs.bank("seed").recall("Bob hiking", budget=500).hits  # the rest of the bank is as it was
         # What VACUUM cannot promise (docs/POSTGRES.md): the freed space keeps its bytes until it is reused;

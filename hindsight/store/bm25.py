@@ -252,8 +252,7 @@ def _phrase(conn: sqlite3.Connection, words: list[str], known: dict[str, posting
     sources = []
     for word in dict.fromkeys(words):
         term, mine = known.get(word), recent.postings(word)
-        held = ([maxscore.Bounds(term.max_text, term.max_lead, term.min_len)] if term else []) + (
-            [maxscore.Bounds.of(mine)] if len(mine) else [])
+        held = ([term.bounds] if term else []) + ([maxscore.Bounds.of(mine)] if len(mine) else [])
         if not held:
             return None
         sources.append(maxscore.Source(_Stored(conn, term, mine), (term.df if term else 0) + len(mine),

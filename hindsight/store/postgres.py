@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 _FOLLOW_BATCH = 5_000
 # Tables whose rows hold a unit's text or what was derived from it: vacuumed after a forget.
 _TEXT_TABLES = ("units", "documents", "entities", "entity_aliases", "entity_keys", "claims", "opinion_history",
-                "pending_work", "lex_docs", "lex_terms", "lex_postings", "observation_log", "observed_units",
+                "pending_work", "lex_docs", "lex_terms", "lex_chunks", "observation_log", "observed_units",
                 "observe_again", "working_memory", "working_memory_formats", "context_blocks")
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from hindsight.errors import SchemaVersionError
 from hindsight.store.postgres_lexical import LEXICAL_SCHEMA
+from hindsight.store.postgres_postings import CHUNKS_MIGRATION
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -140,8 +141,11 @@ _V6 = """
 ALTER TABLE banks ADD COLUMN forgets BIGINT NOT NULL DEFAULT 0;
 """
 
+# The lexical postings in chunks, with per-term bounds for an exact top-k that reads little (postgres_postings.py).
+_V7 = CHUNKS_MIGRATION
+
 # Append only: a released migration is never edited, and its number is its place in this list.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7]
 
 
 def migrate(conn: Connection[Any]) -> int:

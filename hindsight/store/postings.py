@@ -12,6 +12,8 @@ from enum import Enum
 
 import numpy as np
 
+from hindsight.store.maxscore import Bounds
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 -- Per term: how many rows hold it, and bounds over its postings (the largest frequencies, the shortest row); a
@@ -64,6 +66,9 @@ class Term:
     open_first: int | None
     open_chunks: int
 
+    @property
+    def bounds(self) -> Bounds:
+        return Bounds(self.max_text, self.max_lead, self.min_len)
 
     def grown(self, new: np.ndarray, placement: Placement, written: Sequence[np.ndarray]) -> Term:
         """The term after `new` (its postings of a batch, sorted) is placed; `written`: the chunks that placing them
