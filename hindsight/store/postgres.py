@@ -303,8 +303,12 @@ class PostgresSearch(BankSearch):
         return [IndexHit(int(label), 1.0 - float(d)) for label, d in sorted(rows, key=lambda r: (r[1], r[0]))]
 
     def search_lexical(self, query: str, k: int, lead_weight: float = 1.0) -> list[IndexHit]:
-        with self.store._reading() as conn, conn.cursor() as cur:
-            return lexical.search(cur, self.bank_id, query, k, lead_weight)
+        # One snapshot: the search reads a term's statistics and then its chunks in several statements, and a write
+        # committed between them (a merge of chunks) would otherwise show it a term half before and half after.
+        with self.store._snapshot() as c:
+            assert isinstance(c, PgTx)
+            with c.conn.cursor() as cur:
+                return lexical.search(cur, self.bank_id, query, k, lead_weight)
 
     def vector_count(self) -> int:
         """The bank's row count kept with the lexical statistics: a count(*) would scan the bank on every recall."""

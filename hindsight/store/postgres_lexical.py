@@ -175,7 +175,7 @@ def remove_units(cur: Cursor[Any], bank_id: str, labels: Sequence[int]) -> None:
 def search(cur: Cursor[Any], bank_id: str, query: str, k: int, lead_weight: float = 1.0,
            reads: Reads | None = None) -> list[IndexHit]:
     """The bank's k best labels for free text by BM25, best first (ties by label); `reads` counts the postings
-    read."""
+    read. It reads in several statements: run it in one snapshot (REPEATABLE READ) where others write the bank."""
     phrases = [ws for term in query_terms(query) if (ws := _words(term))]
     if not phrases or k <= 0:
         return []
