@@ -29,10 +29,8 @@ def _little_endian(column: str, size: int) -> str:
 
 # Schema version 7: lex_postings (a row per posting) becomes lex_chunks. Every term's postings, in label order, are
 # cut into chunks of 256 (CHUNK) in SQL, and its bounds computed; the last chunk, if short, is its open one.
-# `data` is stored MAIN: compressed (pglz) and kept in line, not in the TOAST table. Measured on one term of 512k
-# postings (2,000 chunks): MAIN (and the default EXTENDED) 7 MiB and 25 ms to read warm; PLAIN 31 MiB (a 4 KB row is
-# one to a page) and 10 ms; EXTERNAL 21 MiB and 22 ms. A quarter of the pages to read cold is worth 0.03 us a posting
-# warm; MAIN rather than EXTENDED, so that a chunk that does not compress stays in line.
+# `data` is stored MAIN: compressed (pglz) and kept in line, so that a term's chunks are few pages to read from disk
+# (uncompressed, a 4 KB chunk takes a page of its own) and no read goes through the TOAST table.
 CHUNKS_MIGRATION = f"""
 ALTER TABLE lex_terms
     ADD COLUMN max_text INTEGER NOT NULL DEFAULT 0,
