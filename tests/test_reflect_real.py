@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
 
+from bench.disposition_direction import CASES, run_pair, summary
 from eval import longmemeval
 from eval.qa import QAModels
-from hindsight import BankProfile, Disposition, Hindsight, HindsightConfig, Network
+from hindsight import BankProfile, Hindsight, HindsightConfig, Network
 from hindsight.config import merged
 from hindsight.embed.base import Embedder
-from hindsight.llm.base import LLM, ChatMessage
+from hindsight.llm.base import LLM
+from hindsight.llm.llamacpp_backend import LlamaCppLLM
 from hindsight.llm.local_models import installed_model
 from hindsight.models import Verdict
 from hindsight.reflect.judgment import is_judgment
@@ -35,8 +37,6 @@ SMALL = {"answer": {"max_tokens": 120, "budget": 512}, "opinions": {"max_tokens"
 
 
 def _local(path: Path, seed: int = 0) -> LLM:
-    from hindsight.llm.llamacpp_backend import LlamaCppLLM
-
     return LlamaCppLLM(path, n_threads=2, n_ctx=2048, seed=seed, temperature=0.7, max_tokens=160)
 
 
@@ -132,43 +132,17 @@ def test_reinforcement_follows_the_facts_with_qwen_1_5b(
             assert change.event.verdict in (Verdict.WEAKEN, Verdict.CONTRADICT) and confidence < 0.5
 
 
-class _Which(BaseModel):
-    more_skeptical: str
-
-
-def _more_skeptical(judge: LLM, first: str, second: str) -> str:
-    prompt = (f"Statement A: {first}\nStatement B: {second}\n\nWhich statement doubts Bob's claim more? "
-              'Reply with JSON: {"more_skeptical": "A"} or {"more_skeptical": "B"}.')
-    reply = judge.structured([ChatMessage("user", prompt)], _Which, max_tokens=16, temperature=0.0)
-    return reply.value.more_skeptical.strip().upper()[:1]
-
-
 @pytest.mark.slow
-def test_opposite_dispositions_form_opinions_in_the_stated_direction(
-    memdir: Path, minilm: Embedder, qwen_large: Path
+def test_opposite_dispositions_judge_a_claim_in_the_stated_direction(
+    tmp_path: Path, minilm: Embedder, qwen_large: Path
 ) -> None:
-    """Same facts, a skeptic and a believer, one sampling seed; the judge sees both orders of the pair. qwen-1.5b is
-    both reflector and judge (qwen-0.5b tied 3-3 over three seeds). The opinion's schema-constrained decoding is most
-    of its time, so more seeds do not fit the suite."""
-    profiles = {
-        "skeptic": BankProfile(name="Sam", disposition=Disposition(skepticism=5, literalism=5, empathy=1, bias=1.0)),
-        "believer": BankProfile(name="Sam", disposition=Disposition(skepticism=1, literalism=1, empathy=5, bias=1.0)),
-    }
-    judge = _local(qwen_large)
-    with _engine(memdir, minilm, _local(qwen_large, seed=1), opinions={"max_per_reflect": 1}) as hs:
-        said: dict[str, str] = {}
-        for name, profile in profiles.items():
-            bank = hs.bank(name)
-            bank.set_profile(profile)
-            bank.retain("Bob says his new herbal supplement cured his cold in one day.", timestamp="2024-05-01")
-            bank.retain("Bob sells that supplement online and has no medical training.", timestamp="2024-05-02")
-            result = bank.reflect("What do you think of Bob's claim about his supplement?")
-            said[name] = result.opinions[0].unit.text if result.opinions else result.answer
-    forward = _more_skeptical(judge, said["skeptic"], said["believer"])
-    backward = _more_skeptical(judge, said["believer"], said["skeptic"])
-    skeptic_wins = (forward == "A") + (backward == "B")
-    believer_wins = (forward == "B") + (backward == "A")
-    assert skeptic_wins > believer_wins, json.dumps({"skeptic": skeptic_wins, "believer": believer_wins})
+    """A skeptic and a believer (skepticism 5 against 1, nothing else apart) answer yes or no to believing a claim
+    that a fact casts doubt on, on the first cases of bench/disposition_direction.py, decoding greedily at a fixed
+    query time so that the run repeats. The bench runs all its cases; docs/BENCHMARKS.md has its figures."""
+    llm = LlamaCppLLM(qwen_large, n_threads=2, n_ctx=2048, temperature=0.0)
+    pairs = [run_pair(tmp_path / case.name, minilm, llm, case) for case in CASES[:4]]
+    counts = summary(pairs)
+    assert counts["stated_direction"] > counts["reversed"] == 0, json.dumps([asdict(p) for p in pairs])
 
 
 def test_answer_mode_with_the_local_model(tmp_path: Path, minilm: Embedder, qwen: LLM) -> None:
