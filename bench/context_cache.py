@@ -60,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pydantic import BaseModel
 from tqdm import tqdm
 
-from bench import machine
+from bench import machine, resumed
 from eval.datasets import load_locomo
 from eval.hindsight_system import system_config
 from eval.locomo import questions as locomo_questions
@@ -332,16 +332,6 @@ def summary(results: list[ConversationResult]) -> dict[str, Any]:
     }
 
 
-def _resumed(path: Path | None, header: dict[str, Any]) -> list[ConversationResult]:
-    """The finished conversations of an earlier run with the same settings in `path`, if any."""
-    if path is None or not path.exists():
-        return []
-    earlier = json.loads(path.read_text(encoding="utf-8"))
-    if {k: earlier.get(k) for k in header} != header:
-        raise SystemExit(f"{path} holds a run of other settings; pick another file")
-    return [ConversationResult.model_validate(r) for r in earlier["conversations"]]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--source", choices=sorted(SOURCES), required=True)
@@ -355,7 +345,7 @@ def main() -> None:
     config = system_config("hindsight")
     budget = args.budget or config.context.budget
     header = {"source": args.source, "budget": budget, "context": config.context.model_dump(mode="json")}
-    results = _resumed(args.json, header)
+    results = [ConversationResult.model_validate(r) for r in resumed(args.json, header, "conversations")]
     done = {r.id for r in results}
     conversations = list(load_conversations(args.source, args.data or SOURCES[args.source]))[: args.conversations]
     todo = [c for c in conversations if c.id not in done]

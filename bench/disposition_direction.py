@@ -17,7 +17,6 @@ already in the file (same model and code) are kept; the file is rewritten after 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import resumed
 from bench.reflect_answers import _commit, console, write_json
 from hindsight import BankProfile, Disposition, Hindsight, HindsightConfig
 from hindsight.config import EmbedderConfig
@@ -139,12 +139,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="write the pairs and the summary here (resumable)")
     args = parser.parse_args()
     header = {"commit": _commit(), "model": args.model}
-    pairs: list[Pair] = []
-    if args.json and args.json.exists():
-        earlier = json.loads(args.json.read_text(encoding="utf-8"))
-        if {k: earlier.get(k) for k in header} != header:
-            raise SystemExit(f"{args.json} holds a run of another model or code ({earlier.get('commit')})")
-        pairs = [Pair(p["case"], p["skeptic"], p["believer"]) for p in earlier["pairs"]]
+    pairs = [Pair(p["case"], p["skeptic"], p["believer"]) for p in resumed(args.json, header, "pairs")]
     done = {p.case for p in pairs}
     model = resolve_model_path(args.model)
     embedder = make_embedder(EmbedderConfig())

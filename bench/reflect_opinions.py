@@ -34,6 +34,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import resumed
 from bench.reflect_answers import _commit, console, refuses, show, write_json
 from hindsight import BankProfile, Hindsight, HindsightConfig, ReflectResult
 from hindsight.embed.base import Embedder
@@ -100,17 +101,6 @@ def summary(answers: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _resumed(path: Path | None, header: dict[str, Any]) -> list[dict[str, Any]]:
-    """The answers of an earlier run of the same model, seed and code in `path`, if any."""
-    if path is None or not path.exists():
-        return []
-    earlier = json.loads(path.read_text(encoding="utf-8"))
-    if {k: earlier.get(k) for k in header} != header:
-        raise SystemExit(f"{path} holds a run of other settings or code ({earlier.get('commit')}); pick another file")
-    answers: list[dict[str, Any]] = earlier["answers"]
-    return answers
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="qwen-1.5b", help="local model name or GGUF path")
@@ -124,7 +114,7 @@ def main() -> None:
         console.print({k: v for k, v in summary(answers).items() if k != "candidate_texts"})
         return
     header = {"commit": _commit(), "model": args.model, "seed": args.seed}
-    answers = _resumed(args.json, header)
+    answers = resumed(args.json, header, "answers")
     done = {(a["conversation"], a["question"]) for a in answers}
     embedder = make_embedder(HindsightConfig().embedder)
     llm = LlamaCppLLM(resolve_model_path(args.model), n_threads=args.threads, n_ctx=4096, seed=args.seed)

@@ -31,7 +31,7 @@ from tests.postgres_server import config_for
 PRIVATE_MARKER = "44817"
 # The private sentence's parts as they could be stored. The bare number is matched as a word only: a timestamp's
 # microseconds or a float's digits ("17.448170") may hold it by chance.
-PRIVATE_BYTES = re.compile(rb"(?<![0-9.])44817(?![0-9])|MX-2291|bib number")
+PRIVATE_BYTES = re.compile(rb"(?<![0-9.])" + PRIVATE_MARKER.encode() + rb"(?![0-9])|MX-2291|bib number")
 
 
 def retain_sample(bank: Bank) -> int:
