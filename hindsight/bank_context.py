@@ -26,6 +26,7 @@ from hindsight.recall.types import RecallHit
 from hindsight.services import BankServices
 from hindsight.store.search import BankSearch
 from hindsight.temporal.values import parse_time, time_zone
+from hindsight.text import private_free
 
 
 class BankContext:
@@ -53,12 +54,17 @@ class BankContext:
         limits = self._services.config.limits
         validate.bounded_text(profile.name, "profile name", limits.max_name_chars)
         validate.bounded_text(profile.background, "profile background", limits.max_message_chars)
+        marker = self._services.config.retain.private_marker
+        # <private> spans are never stored, here as in retained text.
+        profile = profile.model_copy(update={"name": private_free(profile.name, marker),
+                                             "background": private_free(profile.background, marker)})
         self._services.store.set_profile(self.id, profile)
 
     # -- working memory ----------------------------------------------------------------------
     def _memories(self) -> WorkingMemories:
         services = self._services
-        return WorkingMemories(services.store, self.id, services.config.limits.max_working_memory_chars)
+        return WorkingMemories(services.store, self.id, services.config.limits.max_working_memory_chars,
+                               services.config.retain.private_marker)
 
     @contextmanager
     def _context_write(self) -> Iterator[None]:
@@ -186,8 +192,11 @@ class BankContext:
 
         block = build(parts, recall if query is not None else None, budget, when, pipeline.tokens)
         # Kept in the store, so that every process (and every engine) on the bank compares with the same block; not
-        # kept when a forget committed while it was built (None).
-        previous = services.store.swap_context_block(self.id, thread or BANK_SCOPE, block.text, forgets)
+        # kept when a forget committed while it was built (None). A read (observe=False) compares with the writer's
+        # block and keeps nothing, so a reader never moves the writer's stable prefix.
+        key = thread or BANK_SCOPE
+        previous = (services.store.swap_context_block(self.id, key, block.text, forgets) if observe
+                    else services.store.context_block(self.id, key))
         return block.model_copy(update={"stable_prefix": stable_prefix(previous or "", block.text)})
 
 

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from hindsight import validate
 from hindsight.asyncs import async_twin
@@ -38,6 +38,7 @@ from hindsight.transfer import export_lines, import_lines
 from hindsight.units import BankHandle
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class Hindsight:
@@ -235,6 +236,38 @@ class Hindsight:
                     self.store.create_bank(bank_id, BankProfile())
                 self._banks[bank_id] = Bank(self, bank_id)
             return self._banks[bank_id]
+
+    def on_bank(self, bank_id: str, work: Callable[[Bank], T]) -> T:
+        """`work(bank)`, creating the bank first when it does not exist. When the work fails in a bank this call
+        created and left empty, the bank is deleted again: a refused first write leaves no bank behind."""
+        validate.bank_id(bank_id)
+        with self.call():
+            with self._lock:
+                self._check_open()
+                existed = bank_id in self._banks or self.store.get_profile(bank_id) is not None
+            bank = self.bank(bank_id, create=True)
+            try:
+                return work(bank)
+            except BaseException:
+                if not existed:
+                    self._undo_create(bank)
+                raise
+
+    def _undo_create(self, bank: Bank) -> None:
+        """Delete a bank created for a write that failed, if it is empty and no other call is on it; a call that
+        comes while this looks is refused as if the bank were deleted, and a bank that is not empty stays."""
+        with self._lock:
+            if self._banks.get(bank.id) is not bank or not bank._gate.shut_if_idle():
+                return
+            stats = self.store.stats(bank.id)
+            if sum(stats.units.values()) or stats.documents or stats.entities:
+                bank._gate.reopen()
+                return
+            self._banks.pop(bank.id)
+            bank.close(deleted=True)
+            self.store.delete_bank(bank.id)
+            remove_bank_dir(self.store, bank.id)
+            log.info("bank %s: removed again, since the write that created it failed", bank.id)
 
     def banks(self) -> list[str]:
         with self.call():

@@ -118,6 +118,10 @@ class ExtractionError(HindsightError):
         self.document_id = document_id
 
 
+class EmbeddingError(HindsightError):
+    """The embedding model failed on texts it was given (its own error is the cause); nothing was written."""
+
+
 class DirectoryLockedError(HindsightError):
     """Another process holds the memory directory open."""
 

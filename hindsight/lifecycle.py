@@ -51,6 +51,19 @@ class CallGate:
                 self._active -= 1
                 self._cond.notify_all()
 
+    def shut_if_idle(self) -> bool:
+        """Refuse new calls from now on if no other thread has a call in flight; says whether it shut."""
+        with self._cond:
+            if self._active > self.inside():
+                return False
+            self._open = False
+            return True
+
+    def reopen(self) -> None:
+        """Let calls through again after `shut_if_idle`."""
+        with self._cond:
+            self._open = True
+
     def shut(self) -> None:
         """Refuse new calls from now on, then wait until the calls in flight on other threads have returned."""
         mine = self.inside()

@@ -63,7 +63,7 @@ def as_aware(value: datetime) -> datetime:
 class Disposition(BaseModel):
     """Personality traits 1..5 and how strongly they bias answers (0..1)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
     skepticism: int = Field(3, ge=1, le=5)
     literalism: int = Field(3, ge=1, le=5)
     empathy: int = Field(3, ge=1, le=5)
@@ -71,15 +71,20 @@ class Disposition(BaseModel):
 
 
 class BankProfile(BaseModel):
-    """A bank's identity: name, first-person background and disposition."""
+    """A bank's identity: name, first-person background and disposition. An unknown field is an error: a misspelt
+    one must not reset the field it meant."""
 
+    model_config = ConfigDict(extra="forbid")
     name: str = ""
     background: str = ""
     disposition: Disposition = Field(default_factory=Disposition)
 
 
 class Message(BaseModel):
-    """One conversation turn. Give `role` (user/assistant/...) or a `speaker` name, or both."""
+    """One conversation turn. Give `role` (user/assistant/...) or a `speaker` name, or both. An unknown field is an
+    error: a misspelt `timestamp` would otherwise date the turn now."""
+
+    model_config = ConfigDict(extra="forbid")
 
     content: str
     role: str | None = None

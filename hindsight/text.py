@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _PRIVATE_TAG = re.compile(r"<\s*(/?)\s*private\s*>", re.IGNORECASE)
@@ -98,6 +100,18 @@ def redact_messages(texts: list[str]) -> list[Redacted]:
 def strip_private(text: str, marker: str = "") -> str:
     """`text` with each <private> span replaced by `marker`; without one, blanked with offsets kept stable."""
     return redact_private(text).marked(marker)
+
+
+def private_free(value: Any, marker: str = "") -> Any:
+    """`value` with every <private> span of its text replaced by `marker`: a string, or the strings inside lists and
+    mappings (keys included), for JSON a caller hands over whole."""
+    if isinstance(value, str):
+        return strip_private(value, marker) if "<" in value else value
+    if isinstance(value, Mapping):
+        return {private_free(k, marker): private_free(v, marker) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [private_free(v, marker) for v in value]
+    return value
 
 
 def has_visible(text: str) -> bool:

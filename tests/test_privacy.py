@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hindsight import Hindsight, HindsightConfig, Message
+from hindsight import BankProfile, Hindsight, HindsightConfig, Message
 from hindsight.embed.base import Embedder
 from hindsight.text import clean_text, strip_private
 from tests.fake_llm import FakeScriptedLLM
@@ -159,3 +159,33 @@ def test_the_marker_keeps_offsets_of_split_text() -> None:
         # The offsets point into the original text; the stored chunk reads it with markers.
         original = clean_text(strip_private(text[t.char_start : t.char_end], "[private]"))
         assert t.text == original and t.text.count("[private]") == text[t.char_start : t.char_end].count("<private>")
+
+
+def test_private_spans_in_the_profile_and_working_memory_are_never_stored(tmp_path: Path, minilm: Embedder) -> None:
+    secret = f"<private>{MARKER}</private>"
+    memdir = tmp_path / "m"
+    with Hindsight(memdir, embedder=minilm) as hs:
+        bank = hs.bank("p")
+        bank.set_profile(BankProfile(name=f"Ava {secret}", background=f"I coach Maya. {secret} I like tea."))
+        assert bank.profile().background == "I coach Maya. [private] I like tea."
+        bank.set_working_memory_format(template=f"# About Maya {secret}\n")
+        assert bank.working_memory().content == "# About Maya [private]\n"
+        bank.update_working_memory(f"# Maya\n- PIN {secret}", note=f"from chat {secret}")
+        bank.update_working_memory(f"thread notes {secret}", scope="t1")
+        assert "[private]" in bank.working_memory().content
+        structured = hs.bank("json")
+        structured.set_working_memory_format(schema={"type": "object"})
+        structured.update_working_memory({"pin": secret, secret: ["a", f"b {secret}"]})
+        stored = structured.working_memory().content
+        assert MARKER not in stored and json.loads(stored)["pin"] == "[private]"
+        assert MARKER not in bank.context("What is Maya's PIN?", thread_id="t1").text
+    assert_no_marker(memdir)
+
+
+def test_a_private_span_an_llm_writes_is_not_stored() -> None:
+    from hindsight.reflect.schemas import OpinionOut
+
+    opinion = OpinionOut.model_validate({"opinion": f"Maya should rest. <private>{MARKER}</private>",
+                                         "reasoning": f"<private>{MARKER}</private>", "entities": [f"Maya{MARKER}"]})
+    assert opinion.opinion == "Maya should rest." and opinion.reasoning == ""
+    assert opinion.entities == [f"Maya{MARKER}"]  # no span: kept as written

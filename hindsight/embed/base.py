@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from hindsight.errors import EmbeddingError, HindsightError
+
 log = logging.getLogger(__name__)
 
 
@@ -104,7 +106,7 @@ class CachedEmbedder:
             if h not in found and h not in todo:
                 todo[h] = t
         if todo:
-            vectors = self.embedder.embed(list(todo.values()))
+            vectors = self._computed(list(todo.values()))
             for h, vec in zip(todo, vectors, strict=True):
                 found[h] = vec
             self.computed += len(todo)
@@ -114,6 +116,17 @@ class CachedEmbedder:
         for i, h in enumerate(hashes):
             out[i] = found[h]
         return out, hashes
+
+    def _computed(self, texts: list[str]) -> np.ndarray:
+        """The model's vectors of `texts`; any failure of the model (torch raises RuntimeError, of kinds that name
+        no cause a caller could act on) is an EmbeddingError, so that no untyped error leaves a public call."""
+        try:
+            return self.embedder.embed(texts)
+        except HindsightError:
+            raise
+        except Exception as exc:
+            log.error("the embedder %s failed on %d texts: %s", self.name, len(texts), exc)
+            raise EmbeddingError(f"the embedder {self.name} failed: {type(exc).__name__}: {exc}") from exc
 
     def _remember(self, vectors: dict[str, np.ndarray]) -> None:
         if self._cache_size == 0:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, create_model, field
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import DEFAULT_REF_TEMPLATE, GenerateJsonSchema, JsonSchemaMode
 
-from hindsight.text import clean_text
+from hindsight.text import clean_text, strip_private
 
 
 def model_facing(schema: dict[str, Any]) -> dict[str, Any]:
@@ -75,9 +75,9 @@ class LenientOutput(ModelFacing):
     def _storable(cls, value: Any) -> Any:
         """Model output is untrusted: no control characters or lone surrogates, before length checks apply."""
         if isinstance(value, str):
-            return clean_text(value)
+            return clean_text(strip_private(value))
         if isinstance(value, list):
-            return [clean_text(v) if isinstance(v, str) else v for v in value]
+            return [clean_text(strip_private(v)) if isinstance(v, str) else v for v in value]
         return value
 
 

@@ -17,6 +17,7 @@ from hindsight.errors import InvalidInputError, VersionNotFoundError, WorkingMem
 from hindsight.memory_context.schema import problems, unsupported
 from hindsight.models import WorkingMemory, WorkingMemoryFormat
 from hindsight.store.base import MemoryStore
+from hindsight.text import private_free
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +28,9 @@ WorkingContent = str | Mapping[str, Any] | BaseModel
 class WorkingMemories:
     """The working memories of one bank. The caller holds the bank's write lock around the writes."""
 
-    def __init__(self, store: MemoryStore, bank_id: str, max_chars: int) -> None:
+    def __init__(self, store: MemoryStore, bank_id: str, max_chars: int, private_marker: str = "") -> None:
         self.store, self.bank_id, self.max_chars = store, bank_id, max_chars
+        self.private_marker = private_marker  # what a <private> span becomes: it is never stored
 
     def format(self) -> WorkingMemoryFormat:
         return self.store.working_memory_format(self.bank_id) or WorkingMemoryFormat()
@@ -46,8 +48,10 @@ class WorkingMemories:
     def update(self, scope: str, content: WorkingContent, note: str | None = None) -> WorkingMemory:
         """Store `content` as the scope's next version (WorkingMemorySchemaError when the schema refuses it)."""
         scope = validate.scope(scope)
-        text = self._checked(content, self.format())
-        return self._add(scope, text, note, None)
+        if isinstance(content, BaseModel):
+            content = content.model_dump(mode="json")
+        text = self._checked(private_free(content, self.private_marker), self.format())
+        return self._add(scope, text, private_free(note, self.private_marker), None)
 
     def revert(self, scope: str, version: int, note: str | None = None) -> WorkingMemory:
         """Make version `version` (0: the template) the content again, as a new version."""
@@ -70,7 +74,8 @@ class WorkingMemories:
         if (template is None) == (schema is None):
             raise InvalidInputError("give a working memory format either a template or a schema")
         if template is not None:
-            fmt = WorkingMemoryFormat(template=self._bounded(template, "working memory template"))
+            fmt = WorkingMemoryFormat(template=private_free(self._bounded(template, "working memory template"),
+                                                            self.private_marker))
         else:
             fmt = WorkingMemoryFormat(json_schema=_schema(schema))
             if len(json.dumps(fmt.json_schema)) > self.max_chars:

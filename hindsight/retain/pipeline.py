@@ -111,9 +111,10 @@ class RetainPipeline:
         by_text = dict(zip(texts, vectors, strict=True))
         return [p.unchanged or self._commit(bank, p, by_text) for p in prepared]
 
-    def _prepare(self, bank_id: str, requests: list[RetainRequest]) -> list[_Prepared]:
-        """Validate all, skip unchanged documents, extract (in one batch) and hash; nothing is written."""
-        docs = [
+    def validate(self, requests: list[RetainRequest]) -> list[Document]:
+        """The requests' documents, normalized; the first invalid request raises its InvalidInputError. Reads and
+        writes nothing, so a caller can refuse bad input before it creates a bank."""
+        return [
             normalize(
                 r.content, timestamp=r.timestamp, context=r.context, document_id=r.document_id,
                 limits=self.config.limits, max_unit_chars=self.config.retain.extract.max_unit_chars,
@@ -121,6 +122,10 @@ class RetainPipeline:
             )
             for r in requests
         ]
+
+    def _prepare(self, bank_id: str, requests: list[RetainRequest]) -> list[_Prepared]:
+        """Validate all, skip unchanged documents, extract (in one batch) and hash; nothing is written."""
+        docs = self.validate(requests)
         digests = [content_hash(d.turns, d.context) for d in docs]
         unchanged = [self._unchanged(bank_id, d.document_id, h) for d, h in zip(docs, digests, strict=True)]
         todo = [d for d, u in zip(docs, unchanged, strict=True) if u is None and d.turns]

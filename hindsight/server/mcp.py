@@ -14,7 +14,7 @@ from typing import Annotated, Any, Protocol
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 from starlette.requests import Request
 
 from hindsight import __version__, validate
@@ -24,6 +24,7 @@ from hindsight.engine import Hindsight
 from hindsight.errors import HindsightError, InvalidInputError
 from hindsight.models import BANK_SCOPE, Message, Network
 from hindsight.recall.request import DEFAULT_BUDGET
+from hindsight.retain.pipeline import RetainRequest
 from hindsight.server import mcp_text
 from hindsight.server.auth import LOCAL, Caller
 from hindsight.server.errors import error_info
@@ -59,6 +60,9 @@ When = Annotated[str | None, Field(description="When it happened or was said, IS
 About = Annotated[str | None, Field(description="A short note on where it comes from ('Slack #team', 'email')")]
 DocumentId = Annotated[str | None, Field(description="Names the document: retaining the same id again replaces "
                                                      "its memories. Default: derived from the content")]
+QueryTime = Annotated[str | None, Field(description="When the question is asked, ISO 8601 with its UTC offset "
+                                                   "(2024-05-03T21:30:00-07:00): dates are shown relative to it and "
+                                                   "'yesterday' means the day before it. Default: now")]
 AnswerBudget = Annotated[int | None, Field(ge=1, description="Tokens of memory the answer is drawn from; default: "
                                                             "the server's config")]
 UnitId = Annotated[str | None, Field(description="One memory's id, as recall shows it")]
@@ -130,9 +134,8 @@ class _Tools:
             caller.check(bank_id, kind != "read")
             return await self.dispatch(bank_id, kind, lambda: work(caller))
 
-    async def _on_bank(self, ctx: Context, bank_id: str, kind: WorkKind, work: Callable[[Bank], str],
-                       create: bool = False) -> str:
-        return await self._run(ctx, bank_id, kind, lambda _: work(self.engine.bank(bank_id, create=create)))
+    async def _on_bank(self, ctx: Context, bank_id: str, kind: WorkKind, work: Callable[[Bank], str]) -> str:
+        return await self._run(ctx, bank_id, kind, lambda _: work(self.engine.bank(bank_id, create=False)))
 
     async def retain(self, ctx: Context, bank_id: BankId, text: Text = None, messages: Messages = None,
                      timestamp: When = None, context: About = None, document_id: DocumentId = None) -> str:
@@ -141,16 +144,21 @@ class _Tools:
         what is worth remembering: facts about the user and others, events, plans, preferences, decisions. Give
         `timestamp` when it happened or was said earlier than now. Retaining the same content again changes
         nothing; the same document_id with new content replaces that document's memories."""
-        return await self._on_bank(ctx, bank_id, "write", lambda bank: mcp_text.retain_text(bank.id, bank.retain(
-            _content(text, messages), timestamp=timestamp, context=context, document_id=document_id)), create=True)
+        def retained(_: Caller) -> str:
+            request = RetainRequest(_content(text, messages), timestamp, context, document_id)
+            self.engine.pipeline.validate([request])  # bad content creates no bank
+            return self.engine.on_bank(bank_id, lambda bank: mcp_text.retain_text(bank.id, bank.retain(
+                request.content, request.timestamp, request.context, request.document_id)))
+
+        return await self._run(ctx, bank_id, "write", retained)
 
     async def recall(self, ctx: Context, bank_id: BankId, query: Query, budget: Budget = DEFAULT_BUDGET,
-                     networks: Networks = None) -> str:
+                     networks: Networks = None, query_time: QueryTime = None) -> str:
         """Search long-term memory: the memories most relevant to the query, best first, each with the date it was
         said (and how long before now), its network, its source document and its id. Fast, and changes nothing:
         call it whenever earlier conversations or facts about someone might matter."""
         return await self._on_bank(ctx, bank_id, "read", lambda bank: mcp_text.recall_text(
-            bank.id, bank.recall(query, budget=budget, networks=networks)))
+            bank.id, bank.recall(query, budget=budget, networks=networks, query_time=query_time)))
 
     async def reflect(self, ctx: Context, bank_id: BankId, query: Query, budget: AnswerBudget = None) -> str:
         """Answer a question by reasoning over memory: the server's LLM recalls, answers in the bank's own voice
@@ -168,12 +176,12 @@ class _Tools:
             bank.id, bank.forget(unit_id, entity=entity, document=document)))
 
     async def context(self, ctx: Context, bank_id: BankId, query: TurnQuery = None, thread_id: ThreadId = None,
-                      budget: ContextBudget = None) -> str:
+                      budget: ContextBudget = None, query_time: QueryTime = None) -> str:
         """The context for this turn, to put in the system prompt: the bank's profile and working memory, a dated
         log of what the user said, and the memories relevant to `query`, within `budget` tokens. Call it at the
         start of each turn. It first logs what the user said since the last call."""
         return await self._on_bank(ctx, bank_id, "write", lambda bank: mcp_text.context_text(
-            bank.id, bank.context(query, thread_id=thread_id, budget=budget)))
+            bank.id, bank.context(query, thread_id=thread_id, budget=budget, query_time=query_time)))
 
     async def working_memory(self, ctx: Context, bank_id: BankId, scope: Scope = BANK_SCOPE) -> str:
         """Read the working memory: what must always be known about the user (name, preferences, goals, the task
@@ -298,4 +306,18 @@ def build_mcp(engine: Hindsight, config: McpConfig, caller: CallerOf | None = No
             tool = _bound(tool, bound)
         title, hints = TOOLS[name]
         server.add_tool(tool, name=name, title=title, annotations=hints, structured_output=False)
+        _forbid_unknown_arguments(server, name)
     return server
+
+
+def _forbid_unknown_arguments(server: MCPServer[Any], name: str) -> None:
+    """Make a tool refuse an argument it does not know, as the HTTP API refuses a field: the SDK's argument models
+    ignore one, so a misspelt `timestamp` would date a memory now. The SDK offers no setting for it; the tool's
+    argument model is replaced by a strict subclass, and its input schema says so (additionalProperties: false)."""
+    tool = server._tool_manager.get_tool(name)
+    assert tool is not None
+    loose = tool.fn_metadata.arg_model
+    strict: type[BaseModel] = type(loose.__name__, (loose,), {
+        "model_config": {**loose.model_config, "extra": "forbid"}, "__module__": loose.__module__})
+    tool.fn_metadata = tool.fn_metadata.model_copy(update={"arg_model": strict})
+    tool.parameters = strict.model_json_schema(by_alias=True)

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from hindsight import __version__
+from hindsight.bank import Bank
 from hindsight.errors import OperationNotFoundError
 from hindsight.forget import ForgetResult
 from hindsight.models import BankProfile
@@ -63,8 +64,8 @@ async def get_bank(bank_id: str, server: Server, who: Who) -> BankInfo:
 async def put_bank(bank_id: str, profile: BankProfile, server: Server,
                    who: Who) -> BankInfo:
     """Create the bank, or replace its profile."""
-    bank = await server.bank(who, bank_id, write=True, create=True)
-    await server.runner.in_lane(bank_id, lambda: bank.set_profile(profile))
+    who.check(bank_id, write=True)
+    await server.runner.in_lane(bank_id, server.creating(bank_id, lambda bank: bank.set_profile(profile)))
     return await _info(server, who, bank_id)
 
 
@@ -82,19 +83,21 @@ async def retain(bank_id: str, body: RetainBody, server: Server,
                  who: Who) -> RetainResponse:
     """Retain one document or several (`items`), creating the bank if needed. Retains of one bank run in the order
     they arrive. With `"wait": false` the answer is 202 and an operation to read back."""
-    bank = await server.bank(who, bank_id, write=True, create=True)
+    who.check(bank_id, write=True)
     requests = [RetainRequest(i.content, i.timestamp, i.context, i.document_id) for i in body.requests()]
+    # Bad content is refused before the bank is created, and before an operation is answered.
+    await server.runner.run(lambda: server.engine.pipeline.validate(requests))
 
-    def work() -> RetainResponse:
+    def work(bank: Bank) -> RetainResponse:
         if body.items is None:
             r = requests[0]
             return RetainResponse(results=[bank.retain(r.content, r.timestamp, r.context, r.document_id)])
         return RetainResponse(results=bank.retain_many(requests))
 
     if not body.wait:
-        op = await server.runner.run(lambda: server.runner.start(bank_id, "retain", work))
+        op = await server.runner.run(lambda: server.runner.start(bank_id, "retain", server.creating(bank_id, work)))
         return JSONResponse(op.model_dump(mode="json"), status_code=202)  # type: ignore[return-value]
-    return await server.runner.in_lane(bank_id, work)
+    return await server.runner.in_lane(bank_id, server.creating(bank_id, work))
 
 
 @router.post("/banks/{bank_id}/recall", tags=["memory"])

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -12,6 +13,8 @@ from hindsight.bank import Bank
 from hindsight.engine import Hindsight
 from hindsight.server.auth import Caller, Keys
 from hindsight.server.operations import Runner
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -22,11 +25,15 @@ class ServerState:
     keys: Keys
     runner: Runner
 
-    async def bank(self, caller: Caller, bank_id: str, write: bool, create: bool = False) -> Bank:
-        """The bank, once the caller may read it (or write it); an unknown bank is BankNotFoundError unless
-        `create`."""
+    async def bank(self, caller: Caller, bank_id: str, write: bool) -> Bank:
+        """The bank, once the caller may read it (or write it); an unknown bank is BankNotFoundError."""
         caller.check(bank_id, write)
-        return await self.runner.run(lambda: self.engine.bank(bank_id, create=create))
+        return await self.runner.run(lambda: self.engine.bank(bank_id, create=False))
+
+    def creating(self, bank_id: str, work: Callable[[Bank], T]) -> Callable[[], T]:
+        """`work` as a write that creates the bank if needed, and removes it again if the write fails (for the
+        bank's lane, where writes of one bank run one at a time)."""
+        return lambda: self.engine.on_bank(bank_id, work)
 
 
 def state(request: Request) -> ServerState:

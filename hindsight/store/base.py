@@ -540,6 +540,10 @@ class ContextStore(ABC):
         """How many forgets (WriteBatch.scrub) have committed in the bank, in any process (BankNotFoundError without
         the bank)."""
     @abstractmethod
+    def context_block(self, bank_id: str, scope: str) -> str:
+        """The scope's last kept context block ("" when none is kept); reads only."""
+
+    @abstractmethod
     def swap_context_block(self, bank_id: str, scope: str, text: str, forgets: int) -> str | None:
         """Keep `text` as the scope's last context block and return the one it replaces ("" for the first), in one
         transaction, so that of two processes' swaps one returns the other's text (BankNotFoundError without the

@@ -172,6 +172,10 @@ class ContextQueries:
             raise BankNotFoundError(f"no bank {bank_id!r}")
         return int(rows[0][0])
 
+    def context_block(self, bank_id: str, scope: str) -> str:
+        rows = self._query("SELECT text FROM context_blocks WHERE bank_id=? AND scope=?", (bank_id, scope))
+        return str(rows[0][0]) if rows else ""
+
     def swap_context_block(self, bank_id: str, scope: str, text: str, forgets: int) -> str | None:
         with self._tx() as c:
             # The no-op update locks the bank's row: a forget committing now (it adds to the count under the same
