@@ -4,6 +4,7 @@ working memory is updated or the log is condensed."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -212,3 +213,22 @@ def test_a_tight_budget_keeps_the_logs_high_entries_first_then_medium_in_the_log
         ["u4"], ["u1", "u4"], ["u1", "u2", "u4"], ["u0", "u1", "u2", "u3", "u4"]]
     lines = [line for line in kept[200].text.splitlines() if " entry " in line]
     assert [line.split(" entry ")[1][0] for line in lines] == ["1", "2", "4"]  # shown in the log's order
+
+
+_ADVICE = ("Start with the forecast and check it again the night before. Pack layers rather than one heavy coat. "
+           "Bring more water than you think you need. Tell someone where you are going and when you will be back. "
+           "Good boots matter more than any other gear, so break them in on short walks first.")
+
+
+def test_every_recalled_line_carries_content(hs: Hindsight) -> None:
+    bank = hs.bank("lines")
+    for day in range(1, 6):
+        chat(bank, f"Trip {day} is coming up, any advice?", _ADVICE, f"2024-06-0{day}T10:00:00", f"d{day}")
+    bank.retain([Message(role="assistant", content=_ADVICE)], timestamp="2024-06-06T10:00:00", document_id="alone")
+    block = bank.context("Which trips do I have coming up?", budget=3000, query_time=T0)
+    [recalled] = [s for s in block.sections if s.name == "recalled"]
+    lines = recalled.text.splitlines()[1:]
+    assert lines
+    for line in lines:
+        body = line.split(": ", 1)[1].split(": ", 1)[-1]  # past the day label and the speaker's
+        assert not re.fullmatch(r"… \[\d+ tokens of the assistant's reply\]", body.strip()), line

@@ -287,3 +287,15 @@ def test_a_reply_and_its_question_keep_their_links_around_an_experience_unit(ext
     assert [f.network for f in facts] == [Network.WORLD, Network.WORLD, Network.EXPERIENCE, Network.WORLD]
     assert facts[1].answers == 0  # "Friday" answers "Which day works?"
     assert [c.target_index for c in facts[3].causal] == [1]  # "So ..." follows the window before, not the action
+
+
+def test_the_agents_plan_dates_its_own_action_not_the_persons_turn(extractor: NLPExtractor) -> None:
+    d = doc(("Ann", "user", "Could you help me pack for the trip?", DAY1),
+            ("Ava", "assistant", "Sure. I'll draft a packing list and send it over on Tuesday.", DAY1))
+    facts = extractor.extract(d)
+    world = next(f for f in facts if f.network is Network.WORLD)
+    assert world.metadata["time_source"] == "mention"
+    assert world.occurred_start is not None and world.occurred_start.date() == DAY1.date()
+    action = next(f for f in facts if f.network is Network.EXPERIENCE)
+    assert action.occurred_start is not None and action.occurred_start.date() > DAY1.date()
+    assert action.occurred_start.strftime("%A") == "Tuesday"

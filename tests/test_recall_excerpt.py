@@ -73,3 +73,11 @@ def test_a_piece_matches_the_terms_its_words_stem_to() -> None:
             want = len(subset & {_stem(w) for w in _WORD.findall(piece.lower())})
             assert _matches(piece, subset, finder) == want, (piece, subset)
     assert _matches("the booked tours", terms, finder) == 2
+
+
+def test_a_reply_alone_that_matches_nothing_shows_its_first_sentence() -> None:
+    counter = TokenCounter()
+    text = "assistant: " + " ".join(_FILLER)
+    cut = excerpt(text, query_terms("What did the assistant promise to do?"), counter)
+    assert cut.text.startswith(f"assistant: {_FILLER[0]} … [")
+    assert cut.kept_sentences == 1

@@ -501,3 +501,27 @@ def test_dates_are_whole_days() -> None:
         assert span is not None
         assert span.start.time() == datetime.min.time() and span.start.tzinfo is UTC
         assert span.end.date() >= span.start.date() >= date(1000, 1, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'll send it over on Tuesday.", "2024-06-11"),  # REF is a Sunday: the Tuesday ahead
+        ("We're going to visit mom on Saturday", "2024-06-15"),
+        ("I'm flying out on Friday, so wish me luck", "2024-06-14"),
+        ("I will call the landlord Sunday", "2024-06-16"),  # on the day itself: a week ahead
+        ("I called the landlord on Tuesday.", "2024-06-04"),
+        ("I've been feeling better since Friday, and I'll keep resting.", "2024-06-07"),
+        ("I'll pay the rent on the 3rd.", "2024-07-03"),
+        ("Rent was due on the 3rd.", "2024-06-03"),
+    ],
+)
+def test_a_plan_in_the_future_tense_is_dated_forward(text: str, expected: str) -> None:
+    [span] = find_time_expressions(text, REF)
+    assert span.start.date().isoformat() == expected
+
+
+def test_future_tense_is_read_in_the_sentence_of_the_date_alone() -> None:
+    text = "I'll be busy all week. I saw Anna on Tuesday."
+    [span] = find_time_expressions(text, REF)
+    assert span.start.date().isoformat() == "2024-06-04"

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from hindsight.memory_context.observer import PRIORITY_RANK
 from hindsight.memory_context.render import day_label, log_text, now_text
 from hindsight.models import BankProfile, LogEntry, Network, WorkingMemory
-from hindsight.recall.excerpt import reply_start
+from hindsight.recall.excerpt import ELIDED, reply_start
 from hindsight.recall.format import TokenCounter, hit_header
 from hindsight.recall.types import RecallHit
 
@@ -180,11 +180,17 @@ def _hit_line(hit: RecallHit, logged: set[str], query_time: datetime) -> str | N
         if reply is None:
             return None
         body = body[reply:]
+    # A turn shown as its speaker and the elided length of its reply says nothing: it is left out, and a unit with
+    # nothing else is no line at all, so that its room goes to the next hit.
+    body = "\n".join(line for line in body.strip().split("\n")
+                     if not ELIDED.fullmatch(line.split(": ", 1)[-1].strip()))
+    if not body:
+        return None
     mark = ""
     if unit.network in _INFERRED:
         confidence = f", confidence {unit.confidence:.2f}" if unit.confidence is not None else ""
         mark = f" [inferred by the agent{confidence}]"
-    body = body.strip().replace("\n", "\n  ")  # a unit's lines, one per turn, stay inside its item
+    body = body.replace("\n", "\n  ")  # a unit's lines, one per turn, stay inside its item
     return f"- {day_label(unit.mentioned_at, query_time)}{mark}: {body}"
 
 

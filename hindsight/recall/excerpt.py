@@ -128,7 +128,8 @@ def excerpt(text: str, terms: frozenset[str], counter: TokenCounter, above: str 
     person's turn packed above the reply; the unit's own turn before its reply always counts) and the sentences
     matching at least half as many (at most _KEEP, the earlier first among equals), in their order. With `above`
     None, when the query asks what the agent said (asks_agent), every term counts. Each run of left-out sentences
-    becomes one elision, unless the run is no longer than its elision; a reply adding no term is elided whole. The
+    becomes one elision, unless the run is no longer than its elision; a reply adding no term is elided whole, but
+    for its first sentence when the unit is the reply alone. The
     reply starts at its first line under an assistant role or one of `agent_names` (reply_start)."""
     found = _reply(text, agent_names)
     if found is None:
@@ -146,6 +147,8 @@ def excerpt(text: str, terms: frozenset[str], counter: TokenCounter, above: str 
         best = 0
     ranked = sorted((i for i, s in enumerate(scores) if best and 2 * s >= best), key=lambda i: -scores[i])
     kept = set(ranked[:_KEEP])
+    if not kept and not text[: found.start()].strip():
+        kept = {0}  # a reply alone shows its first sentence: an elision alone would say nothing of it
     parts: list[str] = []
     run: list[str] = []
     elided = 0

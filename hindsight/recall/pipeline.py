@@ -22,6 +22,7 @@ from hindsight.recall.fusion import rrf
 from hindsight.recall.graph import GraphReads, spread, store_neighbours
 from hindsight.recall.lexical import lexical_search
 from hindsight.recall.pack import pack
+from hindsight.recall.parts import collapse_parts
 from hindsight.recall.ranked import Candidate, Fused, RankedItem
 from hindsight.recall.replies import EXPAND_TOP, place_replies
 from hindsight.recall.request import DEFAULT_BUDGET, RecallRequest, make_request
@@ -109,6 +110,7 @@ class RecallPipeline:
             if scores is not None:
                 order = sorted(range(len(cands)), key=lambda i: -scores[i])  # stable: ties keep the fused order
                 cands = [cands[i] for i in order]
+            cands = collapse_parts(cands)
         with timer("replies"):
             cands, tail, reply_to = self._replies(indexes.bank_id, cands, tail, req)
         superseded: dict[str, str] = {}

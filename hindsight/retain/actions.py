@@ -57,6 +57,18 @@ def action_sentences(text: str) -> list[str]:
     return [s for s in _sentences(text) if not s.endswith("?") and _ACTION.search(s.replace("’", "'"))]
 
 
+# A reply's statements are the agent's own output (advice, a recommendation, an answer) when they hold this many
+# words; fewer ("Congrats on the move!") say nothing the person could later ask the agent about.
+_TOLD_WORDS = 8
+
+
+def told_sentences(text: str) -> list[str]:
+    """The statements of an assistant's turn, in order (its questions left out), when together they say something:
+    what the agent told the person, recallable as the agent's own words."""
+    kept = [s for s in _sentences(text) if not s.endswith("?")]
+    return kept if sum(len(s.split()) for s in kept) >= _TOLD_WORDS else []
+
+
 _FIRST_PERSON = re.compile(r"^(?-i:I)(?:'m|'ve|'ll|'d|\s)", re.IGNORECASE)
 _AGENT_WORDS = ("the assistant", "the ai assistant")
 _WORD = re.compile(r"[a-z]{3,}")

@@ -20,7 +20,7 @@ from hindsight.models import (
     Turn,
     is_assistant_role,
 )
-from hindsight.retain.actions import action_sentences
+from hindsight.retain.actions import action_sentences, told_sentences
 from hindsight.retain.extractor import Extractor
 from hindsight.retain.ner import SpacyNER
 from hindsight.temporal.expressions import find_time_expressions
@@ -138,7 +138,10 @@ class NLPExtractor(Extractor):
     ) -> ExtractedFact:
         text = "\n".join(_line(t) for t in window)
         said = window[-1].timestamp
-        start, end, time_source = _occurrence(window, said)
+        # A date belongs to what its sentence says: the agent's "I'll send it on Tuesday" dates the agent's own
+        # action (its experience unit), not the person's turn beside it.
+        people = [t for t in window if not _is_assistant(t)] or window
+        start, end, time_source = _occurrence(people, said)
         roles = {(t.role or "").lower() for t in window}
         network = Network.EXPERIENCE if roles and roles <= ASSISTANT_ROLES else Network.WORLD
         causal = []
@@ -195,9 +198,11 @@ def _actions(
     document: Document, window: list[Turn], turn: Turn, mentions: dict[int, list[EntityMention]]
 ) -> ExtractedFact | None:
     """The agent's own actions in an assistant's reply, as a unit of the experience network ("Ava: I booked a
-    table at Nopa for Friday."), or None when the reply states none. Its people are the window's speakers and the
-    names the sentences repeat; it is dated by the sentences' own time expression, else by the reply."""
-    sentences = action_sentences(turn.text)
+    table at Nopa for Friday."); a reply that states no action gives its statements instead (its advice, what it
+    recommended), and one that says nothing (a question, "Congrats!") gives None. Its people are the window's
+    speakers and the names the sentences repeat; it is dated by the sentences' own time expression, else by the
+    reply."""
+    sentences = action_sentences(turn.text) or told_sentences(turn.text)
     if not sentences:
         return None
     stated = " ".join(sentences)

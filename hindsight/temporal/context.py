@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from hindsight.temporal.patterns import (
+    FUTURE_TENSE_RE,
     HABITUAL_BEFORE_RE,
     MODIFIER_BEFORE_RE,
     NEXT_WORD_RE,
@@ -57,3 +58,11 @@ def before_plural_noun(c: Context, end: int) -> bool:
         return False
     word = m["w"]
     return len(word) > 3 and word[-1] == "s" and not word.endswith(("ss", "us", "is")) and word not in NOT_PLURAL_NOUNS
+
+
+def in_future_tense(c: Context, start: int, end: int) -> bool:
+    """Whether the sentence holding `start:end` speaks of the future ("I'll send it on Tuesday", "we're going to
+    visit on Friday"), where a bare weekday means the next one rather than the last."""
+    first = max(c.low.rfind(stop, 0, start) for stop in (". ", "! ", "? ", "\n")) + 1
+    ends = [i for i in (c.low.find(stop, end) for stop in (". ", "! ", "? ", "\n")) if i >= 0]
+    return FUTURE_TENSE_RE.search(c.low, first, min(ends, default=len(c.low))) is not None

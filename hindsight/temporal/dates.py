@@ -9,6 +9,7 @@ from datetime import date, timedelta
 
 from hindsight.temporal.calendar import (
     Interval,
+    add_months,
     month_span,
     nearest_year,
     relative_season,
@@ -22,6 +23,7 @@ from hindsight.temporal.context import (
     after_every,
     before_plural_noun,
     in_date_context,
+    in_future_tense,
     modifier_before,
     prev_word,
 )
@@ -82,6 +84,8 @@ def ordinal_day(m: re.Match[str], c: Context) -> Interval | None:
     if c.strict and not m["od_wd"] and prev_word(c, m.start()) not in ORDINAL_DAY_PREPOSITIONS:
         return None
     value = c.today.replace(day=int(m["od_d"]))
+    if value < c.today and in_future_tense(c, m.start(), m.end()):
+        value = add_months(c.today.replace(day=1), 1).replace(day=value.day)  # "I'll pay on the 3rd": next month's
     return value, value, "day"
 
 
@@ -122,7 +126,10 @@ def weekday(m: re.Match[str], c: Context) -> Interval | None:
         m.end() > m.end("wd") or prev_word(c, m.start()) not in WEEKDAY_PREPOSITIONS
     ):
         return None
-    value = c.today - timedelta(days=(c.today.weekday() - WEEKDAYS[m["wd"]]) % 7)
+    if prev_word(c, m.start()) != "since" and in_future_tense(c, m.start(), m.end()):
+        value = c.today + timedelta(days=(WEEKDAYS[m["wd"]] - c.today.weekday()) % 7 or 7)
+    else:
+        value = c.today - timedelta(days=(c.today.weekday() - WEEKDAYS[m["wd"]]) % 7)
     return value, value, "day"
 
 

@@ -166,3 +166,11 @@ PREV_WORD_RE = re.compile(r"\b(?P<w>[a-z]+)\s+(?:the\s+)?$")
 HABITUAL_BEFORE_RE = re.compile(r"\b(?:every|each)\s+(?:(?:other|second|single)\s+)?(?:the\s+)?$")
 # Right after a weekday: the word it may qualify ("Sunday brunches", "Sunday mornings").
 NEXT_WORD_RE = re.compile(r"[ \t]+(?P<w>[a-z]+)\b")
+
+# A sentence about the future: "I'll", "we will", "going to", "plan to", "I'm flying out" ("am/are ...ing" with no
+# "was/were"); what it dates lies ahead of when it was said.
+FUTURE_TENSE_RE = re.compile(
+    r"(?:\b(?:i|you|we|they|he|she|it)['’]ll\b|\bwill\b|\bshall\b|\bgoing to\b|\bgonna\b"
+    r"|\bplan(?:ning)? to\b|\babout to\b|\b(?:i['’]m|i am|we['’]re|we are|they['’]re|he['’]s"
+    r"|she['’]s) (?!going\b)\w+ing\b)"
+)
