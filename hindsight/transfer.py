@@ -4,7 +4,8 @@ Line 1 is the header (`ExportHeader`): the format and its version, the bank, the
 size, the number of rows and when they were read. Each further line is one row of the bank, `{"table": ...,
 "values": {...}}`, in the order an import replays them (store/transfer.py). An import reads and checks the whole
 input before it writes anything, so no write transaction waits on a slow upload; then it writes the bank in one
-transaction. Every refusal is typed, names the line where there is one, and leaves no bank behind.
+transaction. Every refusal is typed, names the line where there is one, and leaves no bank behind. A working memory
+schema hindsight cannot check is refused, as setting it is.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from pydantic import BaseModel, ValidationError
 
 from hindsight import validate
 from hindsight.embed.bank_embedder import check_bank_embedder
-from hindsight.errors import BankExistsError, EmbedderMismatchError, InvalidInputError, StoreError
+from hindsight.errors import (
+    BankExistsError,
+    EmbedderMismatchError,
+    InvalidInputError,
+    StoreError,
+    WorkingMemorySchemaError,
+)
+from hindsight.memory_context.schema import checker
+from hindsight.models import WorkingMemoryFormat
 from hindsight.store.base import EmbeddedText, MemoryStore
 from hindsight.store.sql_store import SqlStore
 from hindsight.store.transfer import BankRow, ImportResult, export_rows, import_rows
@@ -66,8 +75,9 @@ def import_lines(store: MemoryStore, lines: Iterable[str | bytes], bank_id: str 
                  dim: int) -> ImportResult:
     """Import an export as a new bank (`bank_id`, or the header's when None). A whole export given as one str or
     bytes is split into its lines. Refused, with nothing written: input that is not an export of this format
-    version or is damaged (InvalidInputError naming the line), an export of another embedder
-    (EmbedderMismatchError), a bank the store has (BankExistsError)."""
+    version or is damaged (InvalidInputError naming the line), a working memory schema hindsight cannot check
+    (WorkingMemorySchemaError naming the line), an export of another embedder (EmbedderMismatchError), a bank the
+    store has (BankExistsError)."""
     sql = _sql(store)
     if isinstance(lines, str | bytes):
         lines = lines.splitlines()
@@ -86,6 +96,7 @@ def import_lines(store: MemoryStore, lines: Iterable[str | bytes], bank_id: str 
         raise InvalidInputError(f"the export has {len(rows)} rows after its header, which announces {header.rows}: "
                                 "it was cut short or added to; nothing was imported")
     _check_embedder(target, rows, embedder_name)  # the header names the embedder; a unit shows it built them
+    _check_formats(rows, first_line=2)
     return import_rows(sql, target, rows, dim=dim, first_line=2)
 
 
@@ -95,6 +106,26 @@ def _check_embedder(bank_id: str, rows: list[BankRow], embedder_name: str) -> No
     unit = next((r.values for r in rows if r.table == "units"), None)
     if unit is not None and isinstance(unit.get("embed_text"), str) and isinstance(unit.get("embed_hash"), str):
         check_bank_embedder(bank_id, EmbeddedText(unit["embed_text"], unit["embed_hash"]), embedder_name)
+
+
+def _check_formats(rows: list[BankRow], first_line: int) -> None:
+    """WorkingMemorySchemaError, naming the line, for a working memory format whose schema hindsight cannot check
+    (memory_context/schema.py): every later update of such a bank would fail. A format that is not one at all is left
+    to the import's checks."""
+    for line, row in enumerate(rows, start=first_line):
+        text = row.values.get("format")
+        if row.table != "working_memory_formats" or not isinstance(text, str):
+            continue
+        try:
+            fmt = WorkingMemoryFormat.model_validate_json(text)
+        except ValidationError:
+            continue
+        if fmt.json_schema is not None:
+            try:
+                checker(fmt.json_schema)
+            except WorkingMemorySchemaError as exc:
+                raise WorkingMemorySchemaError(f"line {line} ('working_memory_formats' row): column 'format': {exc}; "
+                                               "nothing was imported") from None
 
 
 def _objects(lines: Iterable[str | bytes]) -> Iterator[Any]:

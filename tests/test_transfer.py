@@ -18,7 +18,7 @@ import pytest
 from hindsight import BankExistsError, BankNotFoundError, Hindsight, ImportResult, InvalidInputError, Message
 from hindsight.bank import Bank
 from hindsight.embed.base import Embedder, embed_hash
-from hindsight.errors import EmbedderMismatchError, HindsightError, InvalidBankIdError
+from hindsight.errors import EmbedderMismatchError, HindsightError, InvalidBankIdError, WorkingMemorySchemaError
 from hindsight.models import LLMUsage, OpinionEvent, Verdict
 from hindsight.store.base import PendingItem, WriteBatch
 from hindsight.store.sql_store import SqlStore
@@ -221,6 +221,12 @@ BAD: dict[str, tuple[Callable[[Lines], Any], type[HindsightError], str]] = {
     "an alias of an unknown entity": (lambda ls: row(ls, "entity_aliases", values(entity_id="ent-nobody")),
                                       InvalidInputError, "refers to entity 'ent-nobody'"),
     "a duplicate row": (lambda ls: [*ls[:3], ls[2], *ls[3:-1]], InvalidInputError, "duplicate of an earlier row"),
+    "a working memory schema that cannot be checked": (
+        lambda ls: row(ls, "working_memory_formats", values(format=json.dumps({"json_schema": {"$ref": "#"}}))),
+        WorkingMemorySchemaError, r"line \d+ \('working_memory_formats' row\): column 'format': .*leads back"),
+    "a working memory pattern that does not compile": (
+        lambda ls: row(ls, "working_memory_formats", values(format=json.dumps({"json_schema": {"pattern": "(["}}))),
+        WorkingMemorySchemaError, r"\$\.pattern: '\(\[' is not a 'regex'"),
 }
 
 
