@@ -11,6 +11,7 @@ schema hindsight cannot check is refused, as setting it is.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -129,8 +130,9 @@ def _check_formats(rows: list[BankRow], first_line: int) -> None:
 
 
 def _objects(lines: Iterable[str | bytes]) -> Iterator[Any]:
-    """The JSON value of each line; InvalidInputError for a line that is not UTF-8 or not JSON, or an empty line
-    before the last non-empty one (empty lines may only end the input)."""
+    """The JSON value of each line; InvalidInputError for a line that is not UTF-8 or not JSON (or JSON that Python
+    does not read: nested deeper than its recursion limit, an integer longer than its limit on digits), or an empty
+    line before the last non-empty one (empty lines may only end the input)."""
     empty = 0
     for line, raw in enumerate(lines, start=1):
         try:
@@ -142,11 +144,21 @@ def _objects(lines: Iterable[str | bytes]) -> Iterator[Any]:
             continue
         if empty:
             raise InvalidInputError(f"line {empty} is empty; nothing was imported")
-        try:
-            yield json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"line {line} is not JSON ({exc.msg} at column {exc.colno}): the export is "
-                                    "damaged or cut short; nothing was imported") from None
+        yield _parsed(text, line)
+
+
+def _parsed(text: str, line: int) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"line {line} is not JSON ({exc.msg} at column {exc.colno}): the export is "
+                                "damaged or cut short; nothing was imported") from None
+    except ValueError:  # the only other refusal of the parser
+        raise InvalidInputError(f"line {line} holds an integer of more than {sys.get_int_max_str_digits():,} "
+                                "digits, longer than any an export holds; nothing was imported") from None
+    except RecursionError:
+        raise InvalidInputError(f"line {line} is nested too deeply to read, deeper than any row of an export; "
+                                "nothing was imported") from None
 
 
 def _header(obj: Any) -> ExportHeader:
