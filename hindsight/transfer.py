@@ -4,8 +4,9 @@ Line 1 is the header (`ExportHeader`): the format and its version, the bank, the
 size, the number of rows and when they were read. Each further line is one row of the bank, `{"table": ...,
 "values": {...}}`, in the order an import replays them (store/transfer.py). An import reads and checks the whole
 input before it writes anything, so no write transaction waits on a slow upload; then it writes the bank in one
-transaction. Every refusal is typed, names the line where there is one, and leaves no bank behind. A working memory
-schema hindsight cannot check is refused, as setting it is.
+transaction. Every refusal is typed, names the line where there is one, and leaves no bank behind. An import keeps
+the promises retain keeps: no text of a <private> span is stored, indexed or embedded (import_privacy.py), and a
+working memory schema hindsight cannot check is refused, as setting it is.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from hindsight import validate
 from hindsight.embed.bank_embedder import check_bank_embedder
+from hindsight.embed.base import CachedEmbedder
 from hindsight.errors import (
     BankExistsError,
     EmbedderMismatchError,
@@ -27,6 +29,7 @@ from hindsight.errors import (
     StoreError,
     WorkingMemorySchemaError,
 )
+from hindsight.import_privacy import scrub_rows
 from hindsight.memory_context.schema import checker
 from hindsight.models import WorkingMemoryFormat
 from hindsight.store.base import EmbeddedText, MemoryStore
@@ -72,14 +75,17 @@ def _lines(header: ExportHeader, rows: list[BankRow]) -> Iterator[str]:
         yield json.dumps({"table": row.table, "values": row.values}, separators=(",", ":")) + "\n"
 
 
-def import_lines(store: MemoryStore, lines: Iterable[str | bytes], bank_id: str | None, embedder_name: str,
-                 dim: int) -> ImportResult:
+def import_lines(store: MemoryStore, lines: Iterable[str | bytes], bank_id: str | None, embedder: CachedEmbedder,
+                 private_marker: str) -> ImportResult:
     """Import an export as a new bank (`bank_id`, or the header's when None). A whole export given as one str or
-    bytes is split into its lines. Refused, with nothing written: input that is not an export of this format
+    bytes is split into its lines. Each <private> span of its text is taken out as retain takes it out
+    (import_privacy.py; `private_marker` is retain.private_marker), and units whose embedded text held one are
+    embedded again with `embedder`. Refused, with nothing written: input that is not an export of this format
     version or is damaged (InvalidInputError naming the line), a working memory schema hindsight cannot check
     (WorkingMemorySchemaError naming the line), an export of another embedder (EmbedderMismatchError), a bank the
     store has (BankExistsError)."""
     sql = _sql(store)
+    embedder_name, dim = embedder.name, embedder.dim
     if isinstance(lines, str | bytes):
         lines = lines.splitlines()
     objects = _objects(lines)
@@ -98,6 +104,10 @@ def import_lines(store: MemoryStore, lines: Iterable[str | bytes], bank_id: str 
                                 "it was cut short or added to; nothing was imported")
     _check_embedder(target, rows, embedder_name)  # the header names the embedder; a unit shows it built them
     _check_formats(rows, first_line=2)
+    try:
+        rows = scrub_rows(rows, private_marker, embedder.embed, first_line=2)
+    except ValueError as exc:
+        raise InvalidInputError(f"{exc}; nothing was imported") from None
     return import_rows(sql, target, rows, dim=dim, first_line=2)
 
 
