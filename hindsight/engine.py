@@ -301,16 +301,17 @@ class Hindsight:
 
     def import_bank(self, lines: Iterable[str | bytes], bank_id: str | None = None) -> ImportResult:
         """Create a bank from the lines of an export (`bank_id`, or the exported bank's id when None), in one
-        transaction; it is searchable when this returns. Refused, with nothing written: damaged or foreign input, a
-        newer format version (InvalidInputError naming the line), another embedder's export (EmbedderMismatchError),
-        a bank the store already has (BankExistsError)."""
+        transaction; it is searchable when this returns. Its <private> spans are taken out as retain takes them out.
+        Refused, with nothing written: damaged or foreign input, a newer format version, a working memory schema that
+        cannot be checked (InvalidInputError naming the line), another embedder's export (EmbedderMismatchError), a
+        bank the store already has (BankExistsError)."""
         if bank_id is not None:
             validate.bank_id(bank_id)
         with self.call():
             self._check_open()
             # The bank does not exist yet, so no handle of it waits; the store takes its lock for the write. A
             # SQLite bank's index files are built from the change log when it is first opened.
-            return import_lines(self.store, lines, bank_id, self.embedder.name, self.embedder.dim)
+            return import_lines(self.store, lines, bank_id, self.embedder, self.config.retain.private_marker)
 
     # -- background work ---------------------------------------------------------------------
     def add_retain_hook(self, hook: RetainHook) -> None:

@@ -4,12 +4,15 @@ Line 1 is the header (`ExportHeader`): the format and its version, the bank, the
 size, the number of rows and when they were read. Each further line is one row of the bank, `{"table": ...,
 "values": {...}}`, in the order an import replays them (store/transfer.py). An import reads and checks the whole
 input before it writes anything, so no write transaction waits on a slow upload; then it writes the bank in one
-transaction. Every refusal is typed, names the line where there is one, and leaves no bank behind.
+transaction. Every refusal is typed, names the line where there is one, and leaves no bank behind. An import keeps
+the promises retain keeps: no text of a <private> span is stored, indexed or embedded (import_privacy.py), and a
+working memory schema hindsight cannot check is refused, as setting it is.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -18,7 +21,17 @@ from pydantic import BaseModel, ValidationError
 
 from hindsight import validate
 from hindsight.embed.bank_embedder import check_bank_embedder
-from hindsight.errors import BankExistsError, EmbedderMismatchError, InvalidInputError, StoreError
+from hindsight.embed.base import CachedEmbedder
+from hindsight.errors import (
+    BankExistsError,
+    EmbedderMismatchError,
+    InvalidInputError,
+    StoreError,
+    WorkingMemorySchemaError,
+)
+from hindsight.import_privacy import scrub_rows
+from hindsight.memory_context.schema import checker
+from hindsight.models import WorkingMemoryFormat
 from hindsight.store.base import EmbeddedText, MemoryStore
 from hindsight.store.sql_store import SqlStore
 from hindsight.store.transfer import BankRow, ImportResult, export_rows, import_rows
@@ -62,13 +75,17 @@ def _lines(header: ExportHeader, rows: list[BankRow]) -> Iterator[str]:
         yield json.dumps({"table": row.table, "values": row.values}, separators=(",", ":")) + "\n"
 
 
-def import_lines(store: MemoryStore, lines: Iterable[str | bytes], bank_id: str | None, embedder_name: str,
-                 dim: int) -> ImportResult:
+def import_lines(store: MemoryStore, lines: Iterable[str | bytes], bank_id: str | None, embedder: CachedEmbedder,
+                 private_marker: str) -> ImportResult:
     """Import an export as a new bank (`bank_id`, or the header's when None). A whole export given as one str or
-    bytes is split into its lines. Refused, with nothing written: input that is not an export of this format
-    version or is damaged (InvalidInputError naming the line), an export of another embedder
-    (EmbedderMismatchError), a bank the store has (BankExistsError)."""
+    bytes is split into its lines. Each <private> span of its text is taken out as retain takes it out
+    (import_privacy.py; `private_marker` is retain.private_marker), and units whose embedded text held one are
+    embedded again with `embedder`. Refused, with nothing written: input that is not an export of this format
+    version or is damaged (InvalidInputError naming the line), a working memory schema hindsight cannot check
+    (WorkingMemorySchemaError naming the line), an export of another embedder (EmbedderMismatchError), a bank the
+    store has (BankExistsError)."""
     sql = _sql(store)
+    embedder_name, dim = embedder.name, embedder.dim
     if isinstance(lines, str | bytes):
         lines = lines.splitlines()
     objects = _objects(lines)
@@ -86,6 +103,11 @@ def import_lines(store: MemoryStore, lines: Iterable[str | bytes], bank_id: str 
         raise InvalidInputError(f"the export has {len(rows)} rows after its header, which announces {header.rows}: "
                                 "it was cut short or added to; nothing was imported")
     _check_embedder(target, rows, embedder_name)  # the header names the embedder; a unit shows it built them
+    _check_formats(rows, first_line=2)
+    try:
+        rows = scrub_rows(rows, private_marker, embedder.embed, first_line=2)
+    except ValueError as exc:
+        raise InvalidInputError(f"{exc}; nothing was imported") from None
     return import_rows(sql, target, rows, dim=dim, first_line=2)
 
 
@@ -97,9 +119,30 @@ def _check_embedder(bank_id: str, rows: list[BankRow], embedder_name: str) -> No
         check_bank_embedder(bank_id, EmbeddedText(unit["embed_text"], unit["embed_hash"]), embedder_name)
 
 
+def _check_formats(rows: list[BankRow], first_line: int) -> None:
+    """WorkingMemorySchemaError, naming the line, for a working memory format whose schema hindsight cannot check
+    (memory_context/schema.py): every later update of such a bank would fail. A format that is not one at all is left
+    to the import's checks."""
+    for line, row in enumerate(rows, start=first_line):
+        text = row.values.get("format")
+        if row.table != "working_memory_formats" or not isinstance(text, str):
+            continue
+        try:
+            fmt = WorkingMemoryFormat.model_validate_json(text)
+        except ValidationError:
+            continue
+        if fmt.json_schema is not None:
+            try:
+                checker(fmt.json_schema)
+            except WorkingMemorySchemaError as exc:
+                raise WorkingMemorySchemaError(f"line {line} ('working_memory_formats' row): column 'format': {exc}; "
+                                               "nothing was imported") from None
+
+
 def _objects(lines: Iterable[str | bytes]) -> Iterator[Any]:
-    """The JSON value of each line; InvalidInputError for a line that is not UTF-8 or not JSON, or an empty line
-    before the last non-empty one (empty lines may only end the input)."""
+    """The JSON value of each line; InvalidInputError for a line that is not UTF-8 or not JSON (or JSON that Python
+    does not read: nested deeper than its recursion limit, an integer longer than its limit on digits), or an empty
+    line before the last non-empty one (empty lines may only end the input)."""
     empty = 0
     for line, raw in enumerate(lines, start=1):
         try:
@@ -111,11 +154,21 @@ def _objects(lines: Iterable[str | bytes]) -> Iterator[Any]:
             continue
         if empty:
             raise InvalidInputError(f"line {empty} is empty; nothing was imported")
-        try:
-            yield json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"line {line} is not JSON ({exc.msg} at column {exc.colno}): the export is "
-                                    "damaged or cut short; nothing was imported") from None
+        yield _parsed(text, line)
+
+
+def _parsed(text: str, line: int) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"line {line} is not JSON ({exc.msg} at column {exc.colno}): the export is "
+                                "damaged or cut short; nothing was imported") from None
+    except ValueError:  # the only other refusal of the parser
+        raise InvalidInputError(f"line {line} holds an integer of more than {sys.get_int_max_str_digits():,} "
+                                "digits, longer than any an export holds; nothing was imported") from None
+    except RecursionError:
+        raise InvalidInputError(f"line {line} is nested too deeply to read, deeper than any row of an export; "
+                                "nothing was imported") from None
 
 
 def _header(obj: Any) -> ExportHeader:

@@ -93,6 +93,24 @@ def cli(*argv: str, config: str | None = None) -> Callable[[Ctx], int]:
     return run
 
 
+DEEP_LINE = "[" * 100_000 + "]" * 100_000 + "\n"
+HUGE_INT_LINE = '{"table": "banks", "values": {"created_at": ' + "7" * 5_000 + "}}\n"
+
+
+def import_after_header(row_line: str) -> Callable[[Ctx], Any]:
+    """Import, as a new bank, bank h's export header followed by `row_line`."""
+    return lambda c: c.hs.import_bank([next(iter(c.hs.export_bank("h"))), row_line], bank_id="imported")
+
+
+def cli_import_after_header(row_line: str) -> Callable[[Ctx], int]:
+    """`hindsight import` of a file of bank h's export header followed by `row_line`."""
+    def run(c: Ctx) -> int:
+        path = _write(c.tmp / "import.ndjson", next(iter(c.hs.export_bank("h"))) + row_line)
+        return cli("import", path, "--bank", "imported")(c)
+
+    return run
+
+
 def config_file(content: str | bytes) -> Callable[[Ctx], HindsightConfig]:
     def load(c: Ctx) -> HindsightConfig:
         path = c.tmp / "config.yaml"
@@ -384,6 +402,9 @@ CASES: list[Case] = [
     Case("graph-naive-since", lambda c: c.bank.to_networkx(since=datetime(2024, 1, 1)), graph_ok),
     Case("graph-bad-until", lambda c: c.bank.to_networkx(until="soon"), InvalidInputError),
     Case("profile-not-a-profile", lambda c: c.bank.set_profile({"name": "x"}), InvalidInputError),
+    # import: JSON that Python's parser refuses is a typed error naming the line
+    Case("import-line-nested-100000-deep", import_after_header(DEEP_LINE), InvalidInputError),
+    Case("import-integer-of-5000-digits", import_after_header(HUGE_INT_LINE), InvalidInputError),
     # config loading
     Case("config-malformed-yaml", config_file("store: [unclosed\n  - x"), ConfigError),
     Case("config-tabs-yaml", config_file("store:\n\thnsw_m: 8\n"), ConfigError),
@@ -423,6 +444,8 @@ CASES: list[Case] = [
     Case("cli-missing-bank", cli("units", "nobody"), exit_code_2),
     Case("cli-unknown-network", cli("units", "c", "--network", "memories"), exit_code_2),
     Case("cli-year-0", cli("retain", "c", "--text", "Maya likes tea.", "--timestamp", "0000-01-01"), exit_code_2),
+    Case("cli-import-line-nested-100000-deep", cli_import_after_header(DEEP_LINE), exit_code_2),
+    Case("cli-import-integer-of-5000-digits", cli_import_after_header(HUGE_INT_LINE), exit_code_2),
     # the llm extractor with a misbehaving LLM
     Case("llm-timeout", llm_retain(TimeoutError("read timed out after 30 s")), ExtractionError),
     Case("llm-non-json", llm_retain("Sure! Zoë moved.", "Here you go: facts", "no json, sorry"), ExtractionError),
@@ -492,6 +515,8 @@ def test_hostile_input(ctx: Ctx, minilm: Embedder, case: Case, capsys: pytest.Ca
     if case.id.startswith("cli"):
         out = capsys.readouterr().out
         assert "error:" in out and "Traceback" not in out
+        if case.id.startswith("cli-import"):
+            assert "line 2" in out and len(out.strip().splitlines()) == 1, out
     for bank in (ctx.bank, ctx.llm_bank):
         report = bank.check()
         assert report.ok, str(report)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hindsight import BankProfile, Hindsight, HindsightConfig, Message
-from hindsight.embed.base import Embedder
+from hindsight.embed.base import Embedder, embed_hash
 from hindsight.text import clean_text, strip_private
 from tests.fake_llm import FakeScriptedLLM
 
@@ -189,3 +190,84 @@ def test_a_private_span_an_llm_writes_is_not_stored() -> None:
                                          "reasoning": f"<private>{MARKER}</private>", "entities": [f"Maya{MARKER}"]})
     assert opinion.opinion == "Maya should rest." and opinion.reasoning == ""
     assert opinion.entities == [f"Maya{MARKER}"]  # no span: kept as written
+
+
+def hide_secrets(line: str, embedder: str) -> str:
+    """An export line with a private span put into each text its row carries (names consistently, so that the
+    bank's units and entities still agree); a unit's embedded text is hashed again, as `embedder` would hash it."""
+    secret = f"<private>my {MARKER} diagnosis</private>"
+    row = json.loads(line)
+    table, values = row.get("table"), row.get("values")
+    if table is None:
+        return line
+    name = f"{{}} {secret}".format  # a name with a span after it: retain's rule for names drops the span
+    if table == "banks":
+        values["profile"] = json.dumps({**json.loads(values["profile"]), "name": name("Maya's memory"),
+                                        "background": f"I help Maya. {secret}"})
+    elif table == "documents":
+        values["context"] = f"weekly call {secret}"
+    elif table in ("entities", "entity_aliases", "entity_keys"):
+        column = {"entities": "name", "entity_aliases": "alias", "entity_keys": "key"}[table]
+        values[column] = name(values[column])
+    elif table == "units":
+        values.update(text=f"{values['text']} {secret}", embed_text=f"{values['embed_text']} {secret}",
+                      lead=secret, context=f"weekly call {secret}",
+                      entities=json.dumps([name(n) for n in json.loads(values["entities"])]),
+                      source=json.dumps({**json.loads(values["source"]), "agent_names": [name("Ava")]}),
+                      # inside the JSON text, escaped: only a parser sees the tag
+                      metadata=json.dumps({**json.loads(values["metadata"]), "note": secret}).replace("<", "\\u003c"))
+        values["embed_hash"] = embed_hash(embedder, values["embed_text"])
+    elif table == "claims":
+        values["value"] = f"{values['value']} {secret}"
+    elif table == "opinion_history":
+        values.update(text=f"Hiking suits Maya. {secret}", reason=secret)
+    elif table == "working_memory_formats":
+        values["format"] = json.dumps({"template": f"# Maya\n{secret}\n", "json_schema": None})
+    elif table == "working_memory":
+        values.update(content=f"{values['content']}\n- {secret}", note=secret)
+    return json.dumps(row) + "\n"
+
+
+def test_an_import_stores_indexes_and_embeds_no_private_text(tmp_path: Path, minilm: Embedder,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    from hindsight.models import OpinionEvent, Verdict
+    from hindsight.store.base import WriteBatch
+
+    caplog.set_level(logging.DEBUG)
+    with Hindsight(tmp_path / "source", embedder=minilm) as hs:
+        bank = hs.bank("p")
+        bank.retain([Message(speaker="Maya", content="I went hiking in Denver with Bob. Bob moved to Lisbon."),
+                     Message(speaker="Ava", role="assistant", content="Sounds lovely.")],
+                    timestamp="2024-05-01", document_id="chat", context="weekly call")
+        unit = bank.units()[0].id
+        hs.store.apply("p", WriteBatch(opinion_events=[OpinionEvent(
+            unit_id=unit, verdict=Verdict.FORMED, confidence=0.6, text="Hiking suits Maya.", evidence=[unit],
+            at=datetime(2024, 5, 2, tzinfo=timezone.utc))]))
+        bank.set_working_memory_format(template="# Maya\n")
+        bank.update_working_memory("# Maya\n- hikes", note="hiking")
+        lines = [hide_secrets(line, hs.embedder.name) for line in hs.export_bank("p")]
+    tables = {json.loads(line).get("table") for line in lines}
+    assert {"units", "entities", "entity_keys", "opinion_history", "working_memory"} <= tables
+    assert sum(MARKER in line for line in lines) >= 10
+
+    memdir = tmp_path / "dest"
+    with Hindsight(memdir, embedder=minilm) as hs:
+        hs.import_bank(lines)
+        bank = hs.bank("p", create=False)
+        assert bank.check().ok
+        units = bank.units()
+        assert units and all(u.text.endswith("[private]") and MARKER not in u.model_dump_json() for u in units)
+        hits = bank.recall("diagnosis hiking Denver", budget=100_000).hits
+        assert hits and all(MARKER not in h.text for h in hits)
+        assert "[private]" in bank.working_memory().content and "[private]" in bank.profile().background
+        exported = "".join(hs.export_bank("p"))
+        assert MARKER not in exported and "[private]" in exported
+        # Embedded anew: the vector is the embedding of the text with the marker.
+        with sqlite3.connect(memdir / "hindsight.db") as db:
+            rows = db.execute("SELECT embed_text, embedding, segment_embeddings FROM units").fetchall()
+        for embed_text, blob, segments in rows:
+            assert embed_text.endswith("[private]") and segments is None
+            assert np.allclose(np.frombuffer(blob, dtype=np.float32), minilm.embed([embed_text])[0], atol=1e-5)
+        assert_no_marker(memdir)
+    assert_no_marker(memdir)
+    assert MARKER not in caplog.text

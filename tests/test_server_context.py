@@ -4,7 +4,10 @@ working memory, its versions and format, the observation log and the context blo
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
@@ -17,6 +20,7 @@ from pydantic import BaseModel
 
 from hindsight.config.server import ALL_TOOLS
 from tests.served import served
+from tests.trees import Node, tree, tree_text
 
 ADMIN, READER = "admin-key-0123456789", "reader-key-0123456789"
 KEYS = [{"name": "admin", "key": ADMIN}, {"name": "reader", "key": READER, "access": "read"}]
@@ -124,14 +128,77 @@ def test_a_schema_checks_every_update(api: httpx.Client) -> None:
     for content in ({"name": 3}, {"diet": "vegan"}, "not json", '["a list"]'):
         assert error(api.post(base, json={"content": content}), 400) == "WorkingMemorySchemaError", content
     assert api.get(base).json()["version"] == 2
-    unsupported = {"type": "object", "patternProperties": {"^x": {"type": "string"}}}
-    assert error(api.put(f"{base}/format", json={"json_schema": unsupported}), 400) == "WorkingMemorySchemaError"
+    misspelt = {"type": "object", "requried": ["name"]}
+    assert error(api.put(f"{base}/format", json={"json_schema": misspelt}), 400) == "WorkingMemorySchemaError"
     misfit = {"type": "object", "properties": {"name": {"type": "integer"}}}
     assert error(api.put(f"{base}/format", json={"json_schema": misfit}), 400) == "WorkingMemorySchemaError"
     both = {"template": TEMPLATE, "json_schema": schema}
     assert error(api.put(f"{base}/format", json=both), 400) == "InvalidInputError"
     assert error(api.put(f"{base}/format", json={"json_schema": "not a schema"}), 422) == "InvalidInputError"
     assert api.get(f"{base}/format").json()["json_schema"] == schema  # the refused formats changed nothing
+
+
+UNCHECKABLE = [
+    ({"type": "object", "properties": {"name": {"type": "string", "pattern": "(["}}}, "$.properties.name.pattern"),
+    ({"$ref": "#/$defs/Nowhere"}, "$.$ref"),
+    ({"$ref": "#"}, "leads back"),
+    ({"$defs": {"A": {"$ref": "#/$defs/A"}}, "$ref": "#/$defs/A"}, "leads back"),
+    ({"type": "object", "properties": {"name": {"type": "string", "minLength": "3"}}},
+     "$.properties.name.minLength"),
+    ({"type": "object", "required": 5}, "$.required"),
+]
+
+
+def test_a_schema_the_checker_cannot_evaluate_is_refused_and_updates_go_on(api: httpx.Client) -> None:
+    base = "/v1/banks/wm-refused/working-memory"
+    api.put("/v1/banks/wm-refused", json={}).raise_for_status()
+    schema = Person.model_json_schema()
+    api.put(f"{base}/format", json={"json_schema": schema}).raise_for_status()
+    for bad, where in UNCHECKABLE:
+        answer = api.put(f"{base}/format", json={"json_schema": bad})
+        assert error(answer, 400) == "WorkingMemorySchemaError", bad
+        assert where in answer.json()["error"]["message"], answer.text
+    assert api.get(f"{base}/format").json()["json_schema"] == schema
+    for version, diet in enumerate(("vegan", "vegetarian"), start=1):
+        stored = api.post(base, json={"content": {"name": "Maya", "diet": diet}})
+        assert stored.status_code == 200 and stored.json()["version"] == version, stored.text
+
+
+def test_deep_content_under_a_recursive_schema_is_a_typed_refusal(api: httpx.Client) -> None:
+    base = "/v1/banks/wm-tree/working-memory"
+    api.put("/v1/banks/wm-tree", json={}).raise_for_status()
+    api.put(f"{base}/format", json={"json_schema": Node.model_json_schema()}).raise_for_status()
+    assert api.post(base, json={"content": tree(32)}).json()["version"] == 1  # 64 levels of JSON
+    for content in (tree(33), tree_text(300), tree_text(600)):
+        deep = api.post(base, json={"content": content})
+        assert error(deep, 400) == "WorkingMemorySchemaError"
+        assert "more than 64 levels deep" in deep.json()["error"]["message"]
+    # As an object, 600 nodes deep: the body's parser refuses it, before working memory reads it.
+    raw = '{"content": ' + tree_text(600) + "}"
+    assert error(api.post(base, content=raw, headers={"content-type": "application/json"}), 400) == \
+        "InvalidInputError"
+    assert api.post(base, json={"content": tree(3)}).json()["version"] == 2
+
+
+def test_a_backtracking_pattern_does_not_stall_the_bank(api: httpx.Client) -> None:
+    base = "/v1/banks/wm-redos/working-memory"
+    api.put("/v1/banks/wm-redos", json={}).raise_for_status()
+    schema = {"type": "object", "properties": {"codes": {"type": "array", "items": {"type": "string",
+                                                                                   "pattern": "^(a|aa)+$"}}}}
+    api.put(f"{base}/format", json={"json_schema": schema}).raise_for_status()
+    hostile = {"codes": ["a" * 3_000 + "!"] * 40}
+    start = time.monotonic()
+    with ThreadPoolExecutor(4) as pool:
+        slow = [pool.submit(api.post, base, json={"content": hostile}) for _ in range(3)]
+        time.sleep(0.2)
+        fine = api.post(base, json={"content": {"codes": ["aaa"]}})  # the same bank's write lane
+        assert fine.status_code == 200, fine.text
+        answers = [f.result() for f in slow]
+    assert time.monotonic() - start < 10
+    for answer in answers:
+        assert error(answer, 400) == "WorkingMemorySchemaError"
+        assert "$.codes[0]" in answer.json()["error"]["message"]
+    assert api.get(base).json()["content"] == json.dumps({"codes": ["aaa"]}, indent=2)
 
 
 def test_observe_the_log_and_the_context_block(api: httpx.Client, reader: httpx.Client) -> None:

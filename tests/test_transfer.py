@@ -18,7 +18,7 @@ import pytest
 from hindsight import BankExistsError, BankNotFoundError, Hindsight, ImportResult, InvalidInputError, Message
 from hindsight.bank import Bank
 from hindsight.embed.base import Embedder, embed_hash
-from hindsight.errors import EmbedderMismatchError, HindsightError, InvalidBankIdError
+from hindsight.errors import EmbedderMismatchError, HindsightError, InvalidBankIdError, WorkingMemorySchemaError
 from hindsight.models import LLMUsage, OpinionEvent, Verdict
 from hindsight.store.base import PendingItem, WriteBatch
 from hindsight.store.sql_store import SqlStore
@@ -221,6 +221,20 @@ BAD: dict[str, tuple[Callable[[Lines], Any], type[HindsightError], str]] = {
     "an alias of an unknown entity": (lambda ls: row(ls, "entity_aliases", values(entity_id="ent-nobody")),
                                       InvalidInputError, "refers to entity 'ent-nobody'"),
     "a duplicate row": (lambda ls: [*ls[:3], ls[2], *ls[3:-1]], InvalidInputError, "duplicate of an earlier row"),
+    "a line nested 100,000 deep": (lambda ls: [*ls[:3], "[" * 100_000 + "]" * 100_000 + "\n", *ls[4:]],
+                                   InvalidInputError, "line 4 is nested too deeply"),
+    "an integer of 5,000 digits": (lambda ls: [*ls[:3], '{"table": "documents", "values": ' + "9" * 5_000 + "}\n",
+                                               *ls[4:]], InvalidInputError, "line 4 holds an integer of more than"),
+    "an integer too large for a float": (lambda ls: row(ls, "units", values(created_at=10**400)), InvalidInputError,
+                                         "column 'created_at': expected a finite number"),
+    "JSON text nested too deeply": (lambda ls: row(ls, "units", values(metadata="[" * 100_000 + "]" * 100_000)),
+                                    InvalidInputError, "column 'metadata': expected JSON text"),
+    "a working memory schema that cannot be checked": (
+        lambda ls: row(ls, "working_memory_formats", values(format=json.dumps({"json_schema": {"$ref": "#"}}))),
+        WorkingMemorySchemaError, r"line \d+ \('working_memory_formats' row\): column 'format': .*leads back"),
+    "a working memory pattern that does not compile": (
+        lambda ls: row(ls, "working_memory_formats", values(format=json.dumps({"json_schema": {"pattern": "(["}}))),
+        WorkingMemorySchemaError, r"\$\.pattern: '\(\[' is not a 'regex'"),
 }
 
 

@@ -14,13 +14,14 @@ from pydantic import BaseModel
 
 from hindsight import validate
 from hindsight.errors import InvalidInputError, VersionNotFoundError, WorkingMemorySchemaError
-from hindsight.memory_context.schema import problems, unsupported
+from hindsight.memory_context.schema import MAX_DEPTH, checker
 from hindsight.models import WorkingMemory, WorkingMemoryFormat
 from hindsight.store.base import MemoryStore
 from hindsight.text import private_free
 
 log = logging.getLogger(__name__)
 
+_TOO_DEEP = f"it is nested far more than {MAX_DEPTH} levels deep"
 # What an update may be: markdown, or (under a schema) JSON text, a mapping or a pydantic model instance.
 WorkingContent = str | Mapping[str, Any] | BaseModel
 
@@ -77,9 +78,7 @@ class WorkingMemories:
             fmt = WorkingMemoryFormat(template=private_free(self._bounded(template, "working memory template"),
                                                             self.private_marker))
         else:
-            fmt = WorkingMemoryFormat(json_schema=_schema(schema))
-            if len(json.dumps(fmt.json_schema)) > self.max_chars:
-                raise WorkingMemorySchemaError(f"the schema exceeds the limit of {self.max_chars:,} characters")
+            fmt = WorkingMemoryFormat(json_schema=_schema(schema, self.max_chars))
         for scope in self.store.working_memory_scopes(self.bank_id):
             current = self.current(scope)
             try:
@@ -112,7 +111,7 @@ class WorkingMemories:
                                         "schema to store JSON)")
             return self._bounded(content, "working memory")
         data = _data(content)
-        found = problems(data, fmt.json_schema)
+        found = checker(fmt.json_schema).problems(data)
         if found:
             raise WorkingMemorySchemaError("the working memory does not match the bank's schema: "
                                            + "; ".join(found[:5]))
@@ -127,25 +126,28 @@ def _data(content: WorkingContent) -> Any:
             return json.loads(json.dumps(content, allow_nan=False))
         except (TypeError, ValueError) as exc:
             raise WorkingMemorySchemaError(f"the working memory is not JSON data: {exc}") from None
+        except RecursionError:
+            raise WorkingMemorySchemaError(f"the working memory is not JSON data it can hold: {_TOO_DEEP}") from None
     if isinstance(content, str):
         try:
             return json.loads(content)
         except ValueError as exc:
             raise WorkingMemorySchemaError(f"the working memory is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise WorkingMemorySchemaError(f"the working memory is not valid JSON it can hold: {_TOO_DEEP}") from None
     raise InvalidInputError(f"working memory must be a string, a mapping or a pydantic model, got "
                             f"{type(content).__name__}")
 
 
-def _schema(schema: type[BaseModel] | Mapping[str, Any] | None) -> dict[str, Any]:
+def _schema(schema: type[BaseModel] | Mapping[str, Any] | None, max_chars: int) -> dict[str, Any]:
+    out: Mapping[str, Any]
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         out = schema.model_json_schema()
     elif isinstance(schema, Mapping):
-        out = json.loads(json.dumps(schema))
+        out = schema
     else:
         raise InvalidInputError(f"a working memory schema is a pydantic model class or a JSON schema, got "
                                 f"{type(schema).__name__}")
-    missing = unsupported(out)
-    if missing:
-        raise WorkingMemorySchemaError("the schema uses what hindsight cannot check: " + ", ".join(missing[:5]))
-    return dict(out)
+    checked: dict[str, Any] = json.loads(checker(out, max_chars).text)  # a copy, as JSON reads it back
+    return checked
 

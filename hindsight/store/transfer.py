@@ -60,9 +60,15 @@ def _text(value: Any) -> str:
 
 
 def _real(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"expected a finite number, got {value!r}")
-    return float(value)
+    try:
+        real = float(value)
+    except OverflowError:  # an integer past the largest float
+        raise ValueError("expected a finite number, got an integer too large for one") from None
+    if not math.isfinite(real):
+        raise ValueError(f"expected a finite number, got {value!r}")
+    return real
 
 
 def _integer(value: Any) -> int:
@@ -87,7 +93,10 @@ def _one_of(values: Iterable[str]) -> Check:
 
 
 def _json(value: Any) -> str:
-    json.loads(_text(value))  # a JSONDecodeError is a ValueError
+    try:
+        json.loads(_text(value))  # a JSONDecodeError is a ValueError
+    except RecursionError:
+        raise ValueError("expected JSON text, got JSON nested too deeply to read") from None
     return str(value)
 
 
