@@ -10,6 +10,7 @@ import pytest
 
 from hindsight import Hindsight
 from hindsight.embed.base import CachedEmbedder, Embedder, embed_hash
+from hindsight.errors import EmbeddingError
 
 
 def test_minilm_vectors_are_normalized_and_meaningful(minilm: Embedder) -> None:
@@ -110,3 +111,26 @@ def test_loading_the_model_freezes_the_collector_only_when_configured(
     monkeypatch.setattr(sentence_transformers, "freeze_collector", calls.append)
     embedder = sentence_transformers.SentenceTransformerEmbedder(EmbedderConfig(freeze_gc=freeze))
     assert calls == ([f"embedder {embedder.name}"] if freeze else [])
+
+
+def test_a_failure_inside_the_model_is_a_typed_error_and_changes_nothing(
+    tmp_path: Path, minilm: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """torch raises RuntimeError of kinds a caller cannot act on ("pool INTERNAL ASSERT FAILED" when a thread pool
+    is torn down under it): a recall or retain in flight ends in EmbeddingError, and the bank is as it was."""
+    with Hindsight(tmp_path / "m", embedder=minilm) as hs:
+        bank = hs.bank("b")
+        bank.retain("Maya went hiking in Denver with Bob.", timestamp="2024-05-01")
+        before = bank.stats()
+
+        def broken(texts: object) -> np.ndarray:
+            raise RuntimeError("pool INTERNAL ASSERT FAILED")
+
+        monkeypatch.setattr(minilm, "embed", broken)
+        with pytest.raises(EmbeddingError, match="pool INTERNAL ASSERT FAILED"):
+            bank.recall("Who went climbing in Boulder last spring?")
+        with pytest.raises(EmbeddingError):
+            bank.retain("Priya moved to Lisbon for a new job at Globex.", timestamp="2024-05-02")
+        monkeypatch.undo()
+        assert bank.stats() == before and bank.check().ok
+        assert bank.recall("Who went hiking?").hits
