@@ -28,7 +28,7 @@ from hindsight.recall.replies import EXPAND_TOP, place_replies
 from hindsight.recall.request import DEFAULT_BUDGET, RecallRequest, make_request
 from hindsight.recall.rerank import Reranker, RerankQuery, asks_latest, make_reranker
 from hindsight.recall.semantic import semantic_search
-from hindsight.recall.temporal import query_time_range, temporal_search
+from hindsight.recall.temporal import inside_first, query_time_range, temporal_search
 from hindsight.recall.types import Channel, RecallHit, RecallResult, TimeRange, Trim
 from hindsight.recall.updates import apply_updates
 from hindsight.store.base import MemoryStore
@@ -111,6 +111,8 @@ class RecallPipeline:
                 order = sorted(range(len(cands)), key=lambda i: -scores[i])  # stable: ties keep the fused order
                 cands = [cands[i] for i in order]
             cands = collapse_parts(cands)
+            if result.time_range is not None:
+                cands = inside_first(cands)
         with timer("replies"):
             cands, tail, reply_to = self._replies(indexes.bank_id, cands, tail, req)
         superseded: dict[str, str] = {}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from hindsight.recall.ranked import RankedItem
-from hindsight.recall.types import TimeRange
+from hindsight.recall.ranked import Candidate, RankedItem
+from hindsight.recall.types import Channel, TimeRange
 from hindsight.store.base import MemoryStore, UnitFilter
 from hindsight.temporal.expressions import find_time_expressions
 from hindsight.temporal.patterns import VAGUE_RE
@@ -46,3 +46,15 @@ def temporal_search(
     items = [RankedItem(u.label, u.unit_id, temporal_score(u.start, u.end, time_range)) for u in found]
     items.sort(key=lambda item: -item.score)  # stable: equal scores keep the store's nearest-first order
     return items[:pool]
+
+
+def inside_first(cands: list[Candidate]) -> list[Candidate]:
+    """The candidates that happened within the query's range (a positive temporal score: their midpoint is inside)
+    and that another channel found too, then the rest, each part in its order. A query that names a period asks
+    about it; a unit only its date found has nothing to do with the rest of the query, and keeps its place."""
+
+    def inside(c: Candidate) -> bool:
+        scores = {h.channel: h.score for h in c.fused.channels}
+        return scores.get(Channel.TEMPORAL, 0.0) > 0 and len(scores) > 1
+
+    return sorted(cands, key=lambda c: not inside(c))  # stable: each part keeps its order
