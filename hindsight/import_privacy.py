@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from hindsight.store.transfer import BankRow
-from hindsight.text import clean_text, redact_private, strip_private
+from hindsight.text import clean_text, map_strings, redact_private, strip_private
 
 # CachedEmbedder.embed: the vectors of the texts, and their content hashes.
 Embed = Callable[[Sequence[str]], tuple[np.ndarray, list[str]]]
@@ -47,25 +47,6 @@ class _Rules:
 
 def _has_tag(text: str) -> bool:
     return redact_private(text).text != text
-
-
-def _strings(value: Any, scrub: Scrub) -> bool:
-    """Scrub every string of parsed JSON in place (the keys of objects stay); whether one changed. Iterative: JSON
-    as deep as the parser reads must not exhaust the stack here."""
-    changed = False
-    stack = [value]
-    while stack:
-        container = stack.pop()
-        keys = container.keys() if isinstance(container, dict) else range(len(container))
-        for key in keys:
-            item = container[key]
-            if isinstance(item, str):
-                new = scrub(item)
-                changed |= new != item
-                container[key] = new
-            elif isinstance(item, dict | list):
-                stack.append(item)
-    return changed
 
 
 def _parsed(text: str) -> Any:
@@ -115,9 +96,9 @@ class _RowScrubber:
     def _json(self, scrub: Scrub) -> Scrub:
         def each(text: str) -> str:
             data = _parsed(text)
-            if not isinstance(data, dict | list) or not _strings(data, scrub):
+            if not isinstance(data, dict | list) or (new := map_strings(data, scrub)) is data:
                 return text
-            return _dumped(data)
+            return _dumped(new)
 
         return each
 
@@ -125,9 +106,10 @@ class _RowScrubber:
         data = _parsed(text)
         if not isinstance(data, dict) or not isinstance(data.get("agent_names"), list):
             return text
-        if not _strings(data["agent_names"], self.rules.name):
+        names = map_strings(data["agent_names"], self.rules.name)
+        if names is data["agent_names"]:
             return text
-        return _dumped(data)
+        return _dumped({**data, "agent_names": names})
 
     def _template(self, text: str) -> str:
         data = _parsed(text)
@@ -142,9 +124,9 @@ class _RowScrubber:
         data = _parsed(text)
         if not isinstance(data, dict | list):  # markdown
             return self.rules.layout(text)
-        if not _strings(data, self.rules.layout):
+        if (new := map_strings(data, self.rules.layout)) is data:
             return text
-        return _dumped(data, indent=2)  # as working memory stores JSON
+        return _dumped(new, indent=2)  # as working memory stores JSON
 
 
 def scrub_rows(rows: list[BankRow], marker: str, embed: Embed, first_line: int) -> list[BankRow]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,16 +102,40 @@ def strip_private(text: str, marker: str = "") -> str:
     return redact_private(text).marked(marker)
 
 
+def map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """A copy of parsed JSON (or any nest of lists, tuples and mappings) with `change` applied to every string in it,
+    the keys of mappings included; `value` itself when no string changed. Iterative: content as deep as a parser
+    reads must not exhaust the stack here."""
+    if isinstance(value, str):
+        return change(value)
+    if not isinstance(value, Mapping | list | tuple):
+        return value
+    root: list[Any] = [value]
+    changed = False
+    stack: list[tuple[Any, Any, Any]] = [(root, 0, value)]  # (parent copy, where in it, original)
+    while stack:
+        parent, where, original = stack.pop()
+        if isinstance(original, Mapping):
+            copy: Any = {}
+            for key, item in original.items():
+                new_key = change(key) if isinstance(key, str) else key
+                changed |= new_key != key
+                copy[new_key] = None
+                stack.append((copy, new_key, item))
+        elif isinstance(original, list | tuple):
+            copy = [None] * len(original)
+            stack.extend((copy, i, item) for i, item in enumerate(original))
+        else:
+            copy = change(original) if isinstance(original, str) else original
+            changed |= copy is not original and copy != original
+        parent[where] = copy
+    return root[0] if changed else value
+
+
 def private_free(value: Any, marker: str = "") -> Any:
     """`value` with every <private> span of its text replaced by `marker`: a string, or the strings inside lists and
     mappings (keys included), for JSON a caller hands over whole."""
-    if isinstance(value, str):
-        return strip_private(value, marker) if "<" in value else value
-    if isinstance(value, Mapping):
-        return {private_free(k, marker): private_free(v, marker) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [private_free(v, marker) for v in value]
-    return value
+    return map_strings(value, lambda text: strip_private(text, marker) if "<" in text else text)
 
 
 def has_visible(text: str) -> bool:
