@@ -38,7 +38,6 @@ from hindsight.reflect.types import PendingProgress, PendingReport, ReflectResul
 from hindsight.retain.pipeline import RetainRequest
 from hindsight.services import BankServices
 from hindsight.store.search import BankSearch
-from hindsight.temporal.values import time_zone
 from hindsight.units import BankHandle
 
 
@@ -83,8 +82,8 @@ class Bank(BankContext):
             return self._indexes
 
     def handle(self) -> BankHandle:
-        """The bank as the pipelines write through it: its id, indexes and write lock."""
-        return BankHandle(self.id, self.indexes, self._lock)
+        """The bank as the pipelines work through it: its id, indexes, write lock and time zone."""
+        return BankHandle(self.id, self.indexes, self._lock, self._clock())
 
     # -- retain and forget -------------------------------------------------------------------
     @_call
@@ -144,18 +143,21 @@ class Bank(BankContext):
     ) -> RecallResult:
         """Units relevant to `query`, ranked and packed into `budget` tokens (cl100k_base), each explained.
 
-        `query_time` anchors relative phrases in the query ("last week"; default: `as_of`, else now, UTC);
-        `as_of` ignores units mentioned after it; `networks` keeps only those networks; `top_k` caps the hits.
+        `query_time` anchors relative phrases in the query ("last week"; default: `as_of`, else now in the bank's
+        time zone) and the dates of the hits; `as_of` ignores units mentioned after it (naive times of both are clock
+        times in the bank's zone); `networks` keeps only those networks; `top_k` caps the hits.
         """
         return self._services.recall_pipeline.recall(
-            self.indexes, query, budget=budget, networks=networks, query_time=query_time, as_of=as_of, top_k=top_k
+            self.indexes, query, self._clock(), budget=budget, networks=networks, query_time=query_time, as_of=as_of,
+            top_k=top_k,
         )
 
     # -- reflect and the opinion network -------------------------------------------------------
     @_call
     def reflect(self, query: str, budget: int | None = None, query_time: datetime | str | None = None) -> ReflectResult:
         """Answer `query` in the bank's voice from memories of all four networks (cited by unit id), and store
-        the opinions the answer shows. `budget` is the recall budget (default `reflect.answer.budget`). Needs an LLM."""
+        the opinions the answer shows. `budget` is the recall budget (default `reflect.answer.budget`); `query_time`
+        is the answer's today, as recall's (default now in the bank's time zone). Needs an LLM."""
         with bank_scope(self.id):
             return self._services.reasoner.reflect(self.handle(), self.profile(), query, budget, query_time)
 
@@ -233,8 +235,7 @@ class Bank(BankContext):
             types = None if link_types is None else [LinkType(t) for t in link_types]
         except ValueError as exc:
             raise InvalidInputError(f"unknown link type in {list(link_types or [])!r}") from exc
-        zone = time_zone(self._services.config.retain.timezone)
-        return bank_graph(self._services.store, self.id, nets, types, since, until, zone)
+        return bank_graph(self._services.store, self.id, nets, types, since, until, self._clock())
 
     def close(self, deleted: bool = False) -> None:
         """Close the indexes; `deleted` (from delete_bank) makes every later use a BankNotFoundError, once the calls

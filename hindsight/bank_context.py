@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime, tzinfo
 from typing import Any
 
 from pydantic import BaseModel
@@ -25,7 +25,7 @@ from hindsight.models import BANK_SCOPE, BankProfile, LogEntry, WorkingMemory, W
 from hindsight.recall.types import RecallHit
 from hindsight.services import BankServices
 from hindsight.store.search import BankSearch
-from hindsight.temporal.values import parse_time, time_zone
+from hindsight.temporal.values import known_zone, on_clock, parse_time, time_zone
 from hindsight.text import private_free
 
 
@@ -49,16 +49,33 @@ class BankContext:
 
     @_call
     def set_profile(self, profile: BankProfile) -> None:
+        """Replace the profile. Setting or changing `timezone` changes the clock the bank's dates are shown on, and
+        the one naive times given from now on are read on; no stored instant changes."""
         if not isinstance(profile, BankProfile):
             raise InvalidInputError(f"profile must be a BankProfile, got {type(profile).__name__}")
         limits = self._services.config.limits
         validate.bounded_text(profile.name, "profile name", limits.max_name_chars)
         validate.bounded_text(profile.background, "profile background", limits.max_message_chars)
+        if profile.timezone is not None:  # model_copy(update=...) skips the model's own check
+            try:
+                known_zone(profile.timezone)
+            except ValueError as exc:
+                raise InvalidInputError(str(exc)) from exc
         marker = self._services.config.retain.private_marker
         # <private> spans are never stored, here as in retained text.
         profile = profile.model_copy(update={"name": private_free(profile.name, marker),
                                              "background": private_free(profile.background, marker)})
         self._services.store.set_profile(self.id, profile)
+
+    @_call
+    def time_zone(self) -> str:
+        """The IANA name of the zone the bank's dates are in: its profile's `timezone`, else the engine's
+        `retain.timezone`."""
+        return self.profile().timezone or self._services.config.retain.timezone
+
+    def _clock(self) -> tzinfo:
+        """The bank's time zone (`time_zone`)."""
+        return time_zone(self.time_zone())
 
     # -- working memory ----------------------------------------------------------------------
     def _memories(self) -> WorkingMemories:
@@ -134,15 +151,15 @@ class BankContext:
         with the LLM update the scope's working memory from the new high-priority entries. Runs only when called
         (and inside `context`, for the block's budget)."""
         scope = BANK_SCOPE if thread_id is None else validate.thread_id(thread_id)
-        return self._observe(scope, None if thread_id is None else scope)
+        return self._observe(scope, None if thread_id is None else scope, self._clock())
 
-    def _observe(self, scope: str, thread: str | None) -> ObserveReport:
+    def _observe(self, scope: str, thread: str | None, zone: tzinfo) -> ObserveReport:
         """Observe into the scope's log, condensed to fit whole in the block of `thread` at `context.budget` (a
         call with a smaller budget shows it cut by priority: condensing for it would lose what others show)."""
         services = self._services
         with self._context_write(), bank_scope(self.id):
             room = log_room(self._parts(thread), services.config.context.budget, services.recall_pipeline.tokens)
-            return self._log(self._llm_stages()).observe(scope, datetime.now(timezone.utc), room)
+            return self._log(self._llm_stages()).observe(scope, datetime.now(zone), zone, room)
 
     def _parts(self, thread: str | None, log: list[LogEntry] | None = None) -> BlockParts:
         """What the block of `thread` is made of: the profile, the working memories and `log` (none: the room a
@@ -170,25 +187,26 @@ class BankContext:
         """The context for one turn, in at most `budget` tokens (default `context.budget`): the profile and the
         working memory (the bank's, then the thread's), the observation log (observed first unless `observe` is
         False), then the memories recalled for `query` (none without one), dated relative to `query_time`
-        (default now). `stable_prefix` says how many leading characters are unchanged since the previous block of
-        the same thread (docs/ARCHITECTURE.md, The context block)."""
+        (default now; naive: a clock time in the bank's zone), the days on the bank's clock. `stable_prefix` says how
+        many leading characters are unchanged since the previous block of the same thread (docs/ARCHITECTURE.md, The
+        context block)."""
         services = self._services
         config = services.config.context
         thread = None if thread_id is None else validate.thread_id(thread_id)
         budget = config.budget if budget is None else validate.count(budget, "budget")
-        when = parse_time(query_time, "query_time", time_zone(services.config.retain.timezone))
-        when = when or datetime.now(timezone.utc)
+        zone = self._clock()
+        when = on_clock(parse_time(query_time, "query_time", zone) or datetime.now(zone), zone)
         if query is not None:
             validate.text(query, "query", services.config.limits.max_query_chars)
         forgets = services.store.forget_count(self.id)  # before the block's first read
         scope = thread if thread is not None and config.observations == "thread" else BANK_SCOPE
         if observe:
-            self._observe(scope, thread)
+            self._observe(scope, thread, zone)
         parts = self._parts(thread, self._log().entries(scope))
         pipeline = services.recall_pipeline
 
         def recall(room: int) -> list[RecallHit]:
-            return pipeline.recall(self.indexes, query or "", budget=room, query_time=when).hits
+            return pipeline.recall(self.indexes, query or "", zone, budget=room, query_time=when).hits
 
         block = build(parts, recall if query is not None else None, budget, when, pipeline.tokens)
         # Kept in the store, so that every process (and every engine) on the bank compares with the same block; not
@@ -202,6 +220,7 @@ class BankContext:
 
     aprofile = async_twin(profile)
     aset_profile = async_twin(set_profile)
+    atime_zone = async_twin(time_zone)
     acontext = async_twin(context)
     aobserve = async_twin(observe)
     aobservation_log = async_twin(observation_log)

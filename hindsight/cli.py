@@ -88,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--file")
     src.add_argument("--text")
-    p.add_argument("--timestamp", default=None, help="ISO date of the content")
+    p.add_argument("--timestamp", default=None, help="ISO date of the content (without an offset, a clock time in "
+                   "the bank's time zone)")
     p.add_argument("--context", default=None)
     p.add_argument("--document-id", default=None)
     p.set_defaults(func=_cmd_retain, remote=True)

@@ -1,11 +1,13 @@
 """The commands of the context an agent sends, on a directory (--dir) or through a server (--url) alike: `context`
 (the block of a turn), `working-memory` (show, set, versions, revert) and `observe`. The block and a working
-memory's content go to stdout as they are, so that they can be piped; what describes them goes to stderr."""
+memory's content go to stdout as they are, so that they can be piped; what describes them goes to stderr. Times are
+on the bank's clock (its time zone)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +18,7 @@ from rich.table import Table
 from hindsight.cli_memory import one_line
 from hindsight.errors import InvalidInputError
 from hindsight.models import BANK_SCOPE, WorkingMemory
+from hindsight.temporal.values import in_zone, time_zone
 
 if TYPE_CHECKING:
     from hindsight.cli_memory import Memory
@@ -36,11 +39,16 @@ def _cmd_context(memory: Memory, args: argparse.Namespace) -> None:
                 "as in this thread's previous block", highlight=False, soft_wrap=True)
 
 
-def _described(memory: WorkingMemory) -> str:
+def _time(moment: datetime, zone: tzinfo) -> str:
+    """"2024-05-03 22:30 PDT": the time on the bank's clock, with its zone's abbreviation."""
+    return f"{in_zone(moment, zone):%Y-%m-%d %H:%M %Z}"
+
+
+def _described(memory: WorkingMemory, zone: tzinfo) -> str:
     if memory.created_at is None:
         return f'scope "{memory.scope}": version 0, the template'
     note = f" ({memory.note})" if memory.note else ""
-    return f'scope "{memory.scope}": version {memory.version} of {memory.created_at:%Y-%m-%d %H:%M} UTC{note}'
+    return f'scope "{memory.scope}": version {memory.version} of {_time(memory.created_at, zone)}{note}'
 
 
 def _parsed(args: argparse.Namespace) -> tuple[str, str, int | None]:
@@ -65,26 +73,30 @@ def _parsed(args: argparse.Namespace) -> tuple[str, str, int | None]:
 def _cmd_working_memory(memory: Memory, args: argparse.Namespace) -> None:
     action, bank_id, version = _parsed(args)
     bank = memory.bank(bank_id, create=False)
+    name = bank.time_zone()
+    zone = time_zone(name)
     if action == "show":
         current = bank.working_memory(args.scope)
-        notes.print(escape(_described(current)), highlight=False, soft_wrap=True)
+        notes.print(escape(_described(current, zone)), highlight=False, soft_wrap=True)
         if current.content:  # as stored: `set --file` of what this prints stores it again unchanged
             console.out(current.content, highlight=False, end="" if current.content.endswith("\n") else "\n")
     elif action == "set":
         content = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
         stored = bank.update_working_memory(content, scope=args.scope, note=args.note)
-        console.print(f"stored {escape(_described(stored))}", highlight=False, soft_wrap=True)
+        console.print(f"stored {escape(_described(stored, zone))}", highlight=False, soft_wrap=True)
     elif action == "versions":
-        table = Table("version", "when (UTC)", "restores", "note", "content", title=f"working memory: {args.scope}")
+        # The zone in the heading, not on each row: the content column keeps its width.
+        table = Table("version", f"when ({name})", "restores", "note", "content",
+                      title=f"working memory: {args.scope}")
         for v in bank.working_memory_versions(args.scope):
-            table.add_row(str(v.version), f"{v.created_at:%Y-%m-%d %H:%M}" if v.created_at else "",
+            table.add_row(str(v.version), f"{in_zone(v.created_at, zone):%Y-%m-%d %H:%M}" if v.created_at else "",
                           "" if v.reverted_from is None else str(v.reverted_from), escape(v.note or ""),
                           one_line(v.content, 80))
         console.print(table)
     else:
         assert version is not None  # _parsed gives revert its version
         restored = bank.revert_working_memory(version, scope=args.scope, note=args.note)
-        console.print(f"restored version {version} as {escape(_described(restored))}", highlight=False,
+        console.print(f"restored version {version} as {escape(_described(restored, zone))}", highlight=False,
                       soft_wrap=True)
 
 
@@ -102,7 +114,8 @@ def add_context_parsers(sub: Any) -> None:
     p.add_argument("--query", default=None, help="this turn's message: the memories relevant to it are added")
     p.add_argument("--thread", default=None, help="the conversation thread (its working memory follows the bank's)")
     p.add_argument("--budget", type=int, default=None, help="tokens of the block (default context.budget; 0: none)")
-    p.add_argument("--query-time", default=None, help="ISO time of the turn (default: now)")
+    p.add_argument("--query-time", default=None, help="ISO time of the turn (default: now; without an offset, a clock "
+                   "time in the bank's time zone)")
     p.set_defaults(func=_cmd_context, remote=True)
     p = sub.add_parser("working-memory", help="show a bank's working memory; set it, list its versions, revert",
                        usage="hindsight working-memory [show|set|versions|revert] BANK [VERSION] [options]")

@@ -11,6 +11,8 @@ from typing import Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from hindsight.temporal.values import known_zone
+
 # Roles whose messages are the agent's own output rather than a person's.
 ASSISTANT_ROLES = frozenset({"assistant", "agent", "ai", "bot", "system"})
 
@@ -71,13 +73,20 @@ class Disposition(BaseModel):
 
 
 class BankProfile(BaseModel):
-    """A bank's identity: name, first-person background and disposition. An unknown field is an error: a misspelt
+    """A bank's identity: name, first-person background, disposition, and the time zone its dates are in (an IANA
+    name such as "America/Denver"; None: the engine's `retain.timezone`). An unknown field is an error: a misspelt
     one must not reset the field it meant."""
 
     model_config = ConfigDict(extra="forbid")
     name: str = ""
     background: str = ""
     disposition: Disposition = Field(default_factory=Disposition)
+    timezone: str | None = None
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        return None if value is None else known_zone(value)
 
 
 class Message(BaseModel):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import dataclass
+from datetime import tzinfo
 
 from hindsight.models import ExtractedFact
 from hindsight.store.search import BankSearch
@@ -17,11 +18,13 @@ DERIVED_DOCUMENT_PREFIX = "_"
 
 @dataclass
 class BankHandle:
-    """The per-bank state the pipeline writes through."""
+    """The per-bank state the pipelines work through: its id, indexes, write lock, and time zone (naive times are
+    clock times there, and the dates it shows are on its clock)."""
 
     bank_id: str
     indexes: BankSearch
     lock: threading.RLock
+    zone: tzinfo
 
 
 def unit_hash(fact: ExtractedFact, text_for_embedding: str) -> str:

@@ -2,10 +2,13 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
+from hindsight import BankProfile, Hindsight
 from hindsight.cli import main
 from hindsight.embed.base import Embedder
 
@@ -30,6 +33,27 @@ def test_cli_retain_and_inspect(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert main(["--dir", d, "--config", "preset:rerank-none", "stats", "b1"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["units"]["world"] == 1 and stats["links"]["entity"] == 0
+
+
+def test_cli_dates_are_on_the_banks_clock(tmp_path: Path, minilm: Embedder,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    zone = "America/Los_Angeles"
+    d = tmp_path / "mem"
+    with Hindsight(d, embedder=minilm) as hs:
+        hs.bank("la").set_profile(BankProfile(timezone=zone))
+    # Naive times are clock times in the bank's zone: 22:30 in Los Angeles is 05:30 UTC the next day.
+    assert main(["--dir", str(d), "retain", "la", "--text", "I'll call mom tomorrow.",
+                 "--timestamp", "2024-05-03T22:30:00"]) == 0
+    assert main(["--dir", str(d), "recall", "la", "When will I call mom?", "--query-time", "2024-05-04T09:00"]) == 0
+    assert "asked at 2024-05-04T09:00-07:00" in " ".join(capsys.readouterr().out.split())
+    memory = tmp_path / "wm.md"
+    memory.write_text("Maya calls her mom on Saturdays.\n")
+    assert main(["--dir", str(d), "working-memory", "set", "la", "--file", str(memory)]) == 0
+    stored, there = " ".join(capsys.readouterr().out.split()), datetime.now(ZoneInfo(zone))
+    assert f" of {there:%Y-%m-%d} " in stored and stored.endswith(f" {there:%Z}")  # "... of 2024-05-04 09:12 PDT"
+    with Hindsight(d, embedder=minilm) as hs:
+        [unit] = hs.bank("la").units()
+    assert unit.mentioned_at == datetime(2024, 5, 4, 5, 30, tzinfo=timezone.utc)
 
 
 def test_cli_errors_are_clean(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

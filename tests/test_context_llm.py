@@ -174,7 +174,7 @@ def _words(entries: list[LogEntry]) -> int:
 
 
 def _reflect(*replies: Any) -> list[LogEntry] | None:
-    return LLMReflector(FakeScriptedLLM(replies), max_retries=0).condense(_log(6), _words, limit=40)
+    return LLMReflector(FakeScriptedLLM(replies), max_retries=0).condense(_log(6), _words, 40, timezone.utc)
 
 
 def test_the_llm_reflector_merges_with_the_dates_priorities_and_sources_of_what_it_merges() -> None:

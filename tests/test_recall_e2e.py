@@ -90,7 +90,7 @@ def test_semantic_finds_a_paraphrase(bank: Bank) -> None:
 
 def test_graph_reaches_a_unit_through_an_entity_link(engine: Hindsight, bank: Bank) -> None:
     p = pipeline(engine, fusion={"pool": 3}, channels=["semantic", "graph"], updates={"enabled": False})
-    result = p.recall(bank.indexes, "Who waited at the finish line with a sign?", query_time=QT)
+    result = p.recall(bank.indexes, "Who waited at the finish line with a sign?", timezone.utc, query_time=QT)
     seeds = {h.unit.id for h in result.hits if channel(h, Channel.SEMANTIC)}
     graph_only = [h for h in result.hits if [c.channel for c in h.channels] == [Channel.GRAPH]]
     via_entity = [h for h in graph_only if h.path[-1].via is LinkType.ENTITY]
@@ -203,7 +203,7 @@ def test_lexical_search_runs_while_the_query_is_embedded(
     monkeypatch.setattr(recall_pipeline, "lexical_search", lexical)
     p = RecallPipeline(HindsightConfig(), engine.store, SignallingEmbedder())  # type: ignore[arg-type]
     try:
-        result = p.recall(bank.indexes, "Who waited at the finish line with a sign?", query_time=QT)
+        result = p.recall(bank.indexes, "Who waited at the finish line with a sign?", timezone.utc, query_time=QT)
     finally:
         p.close()
     assert seen == {"thread": seen["thread"], "overlapped": True} and seen["thread"] != threading.main_thread().name
@@ -233,7 +233,7 @@ def test_temporal_query_returns_the_period_first(bank: Bank) -> None:
 def test_each_channel_can_be_left_out(engine: Hindsight, bank: Bank) -> None:
     for name in ("semantic", "lexical", "graph", "temporal"):
         p = pipeline(engine, channels=[c for c in ALL_CHANNELS if c != name])
-        result = p.recall(bank.indexes, "What did Maya do in April 2024?", query_time=QT)
+        result = p.recall(bank.indexes, "What did Maya do in April 2024?", timezone.utc, query_time=QT)
         assert result.hits and all(c.channel.value != name for h in result.hits for c in h.channels)
         assert name not in result.timings_ms or name == "semantic"  # graph seeds still need semantic search
 
@@ -277,7 +277,8 @@ def test_as_of_and_networks_filter_every_channel(bank: Bank) -> None:
 
 def test_filtered_semantic_search_looks_past_rejected_neighbours(engine: Hindsight, bank: Bank) -> None:
     p = pipeline(engine, fusion={"pool": 1}, channels=["semantic"])
-    result = p.recall(bank.indexes, "Maya finished the Boston Marathon", networks=["experience"], query_time=QT)
+    result = p.recall(bank.indexes, "Maya finished the Boston Marathon", timezone.utc, networks=["experience"],
+                      query_time=QT)
     assert [h.unit.network for h in result.hits] == [Network.EXPERIENCE]
     assert channel(result.hits[0], Channel.SEMANTIC) == 1
 
@@ -341,7 +342,7 @@ def test_an_answer_follows_its_question(engine: Hindsight, bank: Bank, monkeypat
             if link.type is LinkType.REPLY and link.src == question.unit.id] == [answer.unit.id]
     # Off: no hit is placed as a reply, and the answer ranks where its channels put it.
     monkeypatch.setattr(recall_pipeline, "EXPAND_TOP", 0)
-    off = pipeline(engine).recall(bank.indexes, query, query_time=QT)
+    off = pipeline(engine).recall(bank.indexes, query, timezone.utc, query_time=QT)
     assert all(h.reply_to is None for h in off.hits)
     off_answer, off_question = hit_with(off, "Every Saturday morning")[1], hit_with(off, "Do you still run along")[1]
     assert off_answer.score != off_question.score  # its own channels' score, not its question's
@@ -417,7 +418,7 @@ def assert_reranked_window(result: RecallResult, top_n: int) -> None:
 
 def test_blend_reranker(engine: Hindsight, bank: Bank) -> None:
     p = pipeline(engine, rerank={"backend": "blend", "top_n": 10})
-    result = p.recall(bank.indexes, "What pet did Maya get?", query_time=QT, budget=10**6)
+    result = p.recall(bank.indexes, "What pet did Maya get?", timezone.utc, query_time=QT, budget=10**6)
     assert "beagle" in result.hits[0].unit.text
     assert_reranked_window(result, 10)
 
@@ -440,12 +441,12 @@ def tiny_cross_encoder(path: Path) -> Path:
 def test_cross_encoder_reranker(engine: Hindsight, bank: Bank, tmp_path: Path) -> None:
     model = tiny_cross_encoder(tmp_path)
     p = pipeline(engine, rerank={"backend": "cross-encoder", "model": str(model), "top_n": 8})
-    result = p.recall(bank.indexes, "Where does Maya live?", query_time=QT, budget=10**6)
+    result = p.recall(bank.indexes, "Where does Maya live?", timezone.utc, query_time=QT, budget=10**6)
     assert_reranked_window(result, 8)
     assert len({h.rerank_score for h in result.hits if h.rerank_score is not None}) > 1
     missing = pipeline(engine, rerank={"backend": "cross-encoder", "model": str(tmp_path / "absent")})
     with pytest.raises(ConfigError, match="cross-encoder"):
-        missing.recall(bank.indexes, "Where does Maya live?")
+        missing.recall(bank.indexes, "Where does Maya live?", timezone.utc)
 
 
 # -- concurrency ------------------------------------------------------------------------------------

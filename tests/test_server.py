@@ -7,7 +7,9 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import httpx
 import httpx2
@@ -262,6 +264,41 @@ def test_mcp_tools_are_served_at_mcp_behind_the_same_keys(api: httpx.Client) -> 
     tools, recalled, refused = asyncio.run(session())
     assert set(tools) == set(ALL_TOOLS)
     assert "Children" in recalled and refused
+
+
+def test_a_bank_in_its_time_zone_dates_everything_on_its_clock(api: httpx.Client) -> None:
+    zone = "America/Los_Angeles"
+    unknown = api.put("/v1/banks/la", json={"timezone": "Mars/Olympus_Mons"})
+    assert unknown.status_code == 422 and unknown.json()["error"]["type"] == "InvalidInputError"
+    assert api.get("/v1/banks/la").status_code == 404  # refused: no bank
+    info = api.put("/v1/banks/la", json={"name": "Ava", "timezone": zone}).json()
+    assert info["profile"]["timezone"] == info["timezone"] == zone
+    assert api.get("/v1/banks/alice").json()["timezone"] == "UTC"  # the server's retain.timezone
+    said = {"speaker": "Maya", "role": "user", "content": "I'll call mom tomorrow.",
+            "timestamp": "2024-05-03T22:30:00-07:00"}  # 05:30 UTC on May 4
+    api.post("/v1/banks/la/retain", json={"content": [said]}).raise_for_status()
+    logged = "2024-05-03\n- [high] Maya: I'll call mom tomorrow [2024-05-04]."
+    block = api.post("/v1/banks/la/context", json={}).json()
+    now_there = datetime.now(ZoneInfo(zone)).utcoffset()
+    assert datetime.fromisoformat(block["query_time"]).utcoffset() == now_there and logged in block["text"]
+    query = "When will Maya call her mom?"
+    asked = api.post("/v1/banks/la/recall", json={"query": query, "query_time": "2024-05-04T09:00:00"}).json()
+    assert asked["query_time"] == "2024-05-04T09:00:00-07:00"
+    header = "[Friday, May 3, 2024 (1 day before); about Saturday, May 4, 2024]"
+    assert asked["hits"][0]["text"].startswith(header)
+    unasked = api.post("/v1/banks/la/recall", json={"query": query}).json()
+    assert datetime.fromisoformat(unasked["query_time"]).utcoffset() == now_there
+
+    async def session() -> list[str]:
+        async with httpx2.AsyncClient(headers=headers(ADMIN), timeout=httpx2.Timeout(30, read=120)) as http, \
+                Client(streamable_http_client(str(api.base_url).rstrip("/") + "/mcp", http_client=http)) as client:
+            calls = [("recall", {"query": query, "query_time": "2024-05-04T09:00:00"}), ("observation_log", {})]
+            return ["\n".join(getattr(c, "text", "") for c in (await client.call_tool(
+                name, {"bank_id": "la", **args})).content) for name, args in calls]
+
+    recalled, log = asyncio.run(session())
+    assert f"1. {header}" in recalled and "- 2024-05-03 [high] Maya: I'll call mom tomorrow [2024-05-04]." in log
+    api.delete("/v1/banks/la").raise_for_status()
 
 
 def test_export_then_import_into_another_server(api: httpx.Client, tmp_path: Path) -> None:

@@ -1,23 +1,34 @@
 """Time in the speaker's time zone: relative phrases resolve on the clock of the message's own offset, naive times
-are clock times in the bank's zone (retain.timezone), and recall reads its query time the same way."""
+are clock times in the bank's zone (its profile's `timezone`, else retain.timezone), and recall reads its query time
+the same way. Every date a bank shows (recall's headers, the observation log, the context block, the MCP tools'
+texts) is on its clock, and setting its zone changes no stored instant."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
+from mcp import Client
+from pydantic import ValidationError
 
-from hindsight import Hindsight, HindsightConfig, Message
+from hindsight import BankProfile, Hindsight, HindsightConfig, InvalidInputError, Message
+from hindsight.bank import Bank
 from hindsight.config import LimitsConfig
+from hindsight.config.server import McpConfig
 from hindsight.embed.base import Embedder
 from hindsight.models import MemoryUnit, Network, Source
 from hindsight.recall.format import hit_header
 from hindsight.recall.types import Channel
 from hindsight.retain.llm_extractor import LLMExtractor
 from hindsight.retain.normalize import normalize
+from hindsight.server.mcp import build_mcp
 from hindsight.temporal.expressions import find_time_expressions, parse_interval
 from hindsight.temporal.values import parse_time, time_zone
 from tests.fake_llm import FakeScriptedLLM
@@ -189,3 +200,133 @@ def test_query_time_phrases_resolve_on_the_query_times_clock(query_time: str, zo
     assert time_range is not None and time_range.start.date().isoformat() == day == time_range.end.date().isoformat()
     as_of = make_request("q", 100, None, None, "2024-11-20T00:30:00", None, 1000, time_zone(LA)).as_of
     assert as_of == datetime(2024, 11, 20, 8, 30, tzinfo=timezone.utc)
+
+
+# The brief's case: late evening in Los Angeles is already the next day in UTC (22:30 PDT on May 3 is 05:30 UTC on
+# May 4), so a clock in UTC would call "tomorrow" May 5 and the day said May 4.
+CALL_MOM = [{"speaker": "Maya", "role": "user", "content": "I'll call mom tomorrow.",
+             "timestamp": "2024-05-03T22:30:00-07:00"}]
+CALL_QUERY = "When will Maya call her mom?"
+CALL_HEADER = "[Friday, May 3, 2024 (1 day before); about Saturday, May 4, 2024]"
+
+
+def _in_los_angeles(hs: Hindsight) -> Bank:
+    bank = hs.bank("la")
+    bank.set_profile(BankProfile(name="Ava", timezone=LA))
+    return bank
+
+
+@pytest.fixture(params=["profile", "engine"])
+def la_engine(request: pytest.FixtureRequest, tmp_path: Path, minilm: Embedder) -> Iterator[Hindsight]:
+    """An engine whose bank "la" is in Los Angeles: by its profile (the engine in UTC), or by the engine's
+    retain.timezone (the profile naming none)."""
+    with _engine(tmp_path / "m", minilm, "UTC" if request.param == "profile" else LA) as hs:
+        if request.param == "profile":
+            _in_los_angeles(hs)
+        yield hs
+
+
+def _offset_now(zone: str) -> timedelta | None:
+    return datetime.now(ZoneInfo(zone)).utcoffset()
+
+
+def test_a_bank_has_a_time_zone_of_its_own(hs: Hindsight) -> None:
+    bank = hs.bank("b")
+    assert bank.profile().timezone is None and bank.time_zone() == "UTC"  # none: the engine's retain.timezone
+    bank.set_profile(BankProfile(timezone=LA))
+    assert bank.profile().timezone == LA == bank.time_zone()
+    with pytest.raises(ValidationError, match="unknown time zone"):
+        BankProfile(timezone="Mars/Olympus_Mons")
+    with pytest.raises(InvalidInputError, match="unknown time zone"):  # model_copy skips the model's own check
+        bank.set_profile(bank.profile().model_copy(update={"timezone": "Mars/Olympus_Mons"}))
+    assert bank.time_zone() == LA and hs.bank("other").time_zone() == "UTC"
+    # A naive timestamp is a clock time in the bank's zone: 23:30 on the 19th in Los Angeles.
+    [unit] = bank.retain("Lunch with Ann tomorrow.", timestamp="2024-11-19T23:30:00").units
+    assert unit.mentioned_at == datetime(2024, 11, 20, 7, 30, tzinfo=timezone.utc)
+    assert unit.occurred_start == datetime(2024, 11, 20, tzinfo=timezone.utc)
+    result = bank.recall("Lunch with Ann", as_of="2024-11-19T23:30:00")
+    assert result.as_of == unit.mentioned_at and [h.unit.id for h in result.hits] == [unit.id]
+
+
+def test_recall_dates_on_the_banks_clock(la_engine: Hindsight) -> None:
+    bank = la_engine.bank("la")
+    bank.retain(CALL_MOM, document_id="call")
+    # Half an hour past midnight in May is PDT (-07:00): the 4th there, though at -08:00 it is still the 3rd.
+    bank.retain([{"speaker": "Maya", "role": "user", "content": "I booked the dentist.",
+                  "timestamp": "2024-05-04T00:30:00-07:00"}], document_id="dentist")
+    asked = bank.recall(CALL_QUERY, query_time="2024-05-04T09:00:00")  # naive: 09:00 in Los Angeles
+    assert asked.query_time == datetime(2024, 5, 4, 16, tzinfo=timezone.utc)
+    assert asked.query_time.utcoffset() == timedelta(hours=-7)
+    assert asked.hits[0].text.startswith(CALL_HEADER)
+    # Without a query time: now in Los Angeles, so the headers read on its clock from call to call.
+    assert bank.recall(CALL_QUERY).query_time.utcoffset() == _offset_now(LA)
+    # A query time given with the zone's offset of its season dates other seasons by the zone's rules.
+    winter = bank.recall("When did Maya book the dentist?", query_time="2024-12-01T10:00:00-08:00")
+    assert winter.query_time.tzinfo == ZoneInfo(LA)
+    assert next(h for h in winter.hits if "dentist" in h.unit.text).text.startswith("[Saturday, May 4, 2024")
+
+
+def test_the_log_and_the_block_speak_the_banks_clock(la_engine: Hindsight) -> None:
+    bank = la_engine.bank("la")
+    bank.retain(CALL_MOM, document_id="call")
+    bank.observe()
+    [entry] = bank.observation_log()
+    assert entry.text == "Maya: I'll call mom tomorrow [2024-05-04]."
+    block = bank.context()  # no query time: now in Los Angeles
+    assert block.query_time.utcoffset() == _offset_now(LA)
+    [log] = [s.text for s in block.sections if s.name == "observations"]
+    assert log.splitlines()[1:] == ["2024-05-03", "- [high] Maya: I'll call mom tomorrow [2024-05-04]."]
+    block = bank.context(CALL_QUERY, query_time="2024-05-04T09:00:00")
+    assert block.query_time == datetime(2024, 5, 4, 16, tzinfo=timezone.utc)
+    [now] = [s.text for s in block.sections if s.name == "now"]
+    assert now.splitlines() == ["## Now: Saturday, 2024-05-04", "- 2024-05-03: 1 day ago"]
+
+    async def texts() -> dict[str, str]:
+        async with Client(build_mcp(la_engine, McpConfig())) as client:
+            calls = {"observation_log": {}, "recall": {"query": CALL_QUERY, "query_time": "2024-05-04T09:00:00"},
+                     "context": {}}
+            return {name: "\n".join(getattr(c, "text", "") for c in (await client.call_tool(
+                name, {"bank_id": "la", **args})).content) for name, args in calls.items()}
+
+    tools = asyncio.run(texts())
+    assert tools["observation_log"].splitlines()[1:] == [
+        "- 2024-05-03 [high] Maya: I'll call mom tomorrow [2024-05-04]."]
+    assert f"1. {CALL_HEADER}" in tools["recall"]
+    assert "\n2024-05-03\n- [high] Maya: I'll call mom tomorrow [2024-05-04]." in tools["context"]
+
+
+def test_the_llm_observer_is_shown_the_banks_days(memdir: Path, minilm: Embedder) -> None:
+    reply = {"observations": [{"sources": [1], "said": "2024-05-03", "text": "Maya will call her mom on 2024-05-04.",
+                               "priority": "high", "refers_start": "2024-05-04"}]}
+    llm = FakeScriptedLLM([json.dumps(reply)])
+    config: dict[str, Any] = {"context": {"observer": "llm", "observe_tokens": 1, "update_working_memory": False},
+                              "reflect": {"work": {"background": False}}}
+    with Hindsight(memdir, HindsightConfig.from_dict(config), llm=llm, embedder=minilm) as hs:
+        bank = _in_los_angeles(hs)
+        bank.retain(CALL_MOM, document_id="call")
+        report = bank.observe()
+        assert "[1] 2024-05-03 Maya: I'll call mom tomorrow." in llm.prompts[0][-1].content
+        assert (report.observer, report.rejected) == ("llm", 0)  # the day it said is the day it was shown
+        assert [e.text for e in bank.observation_log()] == ["Maya will call her mom on 2024-05-04."]
+
+
+def test_setting_the_zone_keeps_every_instant(hs: Hindsight, tmp_path: Path, minilm: Embedder) -> None:
+    bank = hs.bank("b")
+    bank.retain([*CALL_MOM, {"speaker": "Maya", "role": "user", "content": "We met Ann last week.",
+                             "timestamp": "2024-05-10T08:00:00+02:00"}], document_id="talk")
+
+    def instants(b: Bank) -> dict[str, tuple[datetime, datetime | None, datetime | None]]:
+        return {u.id: (u.mentioned_at, u.occurred_start, u.occurred_end) for u in b.units()}
+
+    before = instants(bank)
+    assert bank.recall(CALL_QUERY, query_time="2024-05-04T09:00:00").hits[0].text.startswith(
+        "[Saturday, May 4, 2024 (the same day)]")  # on the engine's clock, UTC
+    bank.set_profile(BankProfile(name="Ava", timezone=LA))
+    assert instants(bank) == before and len(before) == 2
+    assert bank.recall(CALL_QUERY, query_time="2024-05-04T09:00:00").hits[0].text.startswith(CALL_HEADER)
+    # An export carries the zone: the imported bank shows the same dates.
+    with Hindsight(tmp_path / "copy", embedder=minilm) as other:
+        other.import_bank(hs.export_bank("b"))
+        copy = other.bank("b", create=False)
+        assert copy.profile().timezone == LA and instants(copy) == before
+        assert copy.recall(CALL_QUERY, query_time="2024-05-04T09:00:00").hits[0].text.startswith(CALL_HEADER)

@@ -106,6 +106,10 @@ class RemoteBank:
     def _profile(self) -> Flow[BankProfile]:
         return (yield from self._info()).profile
 
+    def _time_zone(self) -> Flow[str]:
+        """The IANA name of the zone the bank's dates are in, as `Bank.time_zone`."""
+        return (yield from self._info()).timezone
+
     def _set_profile(self, profile: BankProfile) -> Flow[None]:
         if not isinstance(profile, BankProfile):
             raise InvalidInputError(f"profile must be a BankProfile, got {type(profile).__name__}")
@@ -293,6 +297,7 @@ class RemoteBank:
 
     profile, aprofile = blocking(_profile), awaiting(_profile)
     set_profile, aset_profile = blocking(_set_profile), awaiting(_set_profile)
+    time_zone, atime_zone = blocking(_time_zone), awaiting(_time_zone)
     retain_many, aretain_many = blocking(_retain_many), awaiting(_retain_many)
     forget, aforget = blocking(_forget), awaiting(_forget)
     check, acheck = blocking(_check), awaiting(_check)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator
 
 from hindsight.config.services import Section
+from hindsight.temporal.values import known_zone
 
 
 class ExtractConfig(Section):
@@ -54,8 +54,9 @@ class LinkConfig(Section):
 class RetainConfig(Section):
     """Retain: read the input, extract, resolve entities, link."""
 
-    # The bank's time zone (an IANA name): a naive timestamp, of retain or of recall's query_time and as_of, is a
-    # clock time there, and relative phrases said then ("tomorrow") resolve in it. Users live outside UTC.
+    # The time zone (an IANA name) of the banks whose profile names none (BankProfile.timezone): a naive timestamp,
+    # of retain or of recall's query_time and as_of, is a clock time there, relative phrases said then ("tomorrow")
+    # resolve in it, and every date the bank shows is on its clock. Users live outside UTC.
     timezone: str = "UTC"
     # What a removed <private> span leaves in the stored text, so that the sentence still reads; "" leaves nothing.
     private_marker: str = Field("[private]", max_length=64)
@@ -66,11 +67,7 @@ class RetainConfig(Section):
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown time zone {value!r}: use an IANA name such as 'Europe/Paris' or 'UTC'") from exc
-        return value
+        return known_zone(value)
 
     @field_validator("private_marker")
     @classmethod

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import tzinfo
 from typing import Any
 
 from pydantic import AliasChoices, ConfigDict, Field, field_validator
@@ -57,9 +58,9 @@ class WorkingUpdater:
     def __init__(self, llm: LLM, memories: WorkingMemories, max_retries: int) -> None:
         self.llm, self.memories, self.max_retries = llm, memories, max_retries
 
-    def update(self, scope: str, entries: list[LogEntry]) -> WorkingMemory | None:
-        """The new version written from the high entries of `entries`; None when there are none, nothing changed,
-        or the update failed (logged)."""
+    def update(self, scope: str, entries: list[LogEntry], zone: tzinfo) -> WorkingMemory | None:
+        """The new version written from the high entries of `entries` (dated on the bank's clock, `zone`); None when
+        there are none, nothing changed, or the update failed (logged)."""
         high = [e for e in entries if e.priority is Priority.HIGH]
         if not high:
             return None
@@ -67,7 +68,7 @@ class WorkingUpdater:
         fmt = self.memories.format()
         model: type[MarkdownUpdate] | type[JsonUpdate] = JsonUpdate if fmt.json_schema is not None else MarkdownUpdate
         try:
-            reply = self.llm.structured(working_messages(current.content, fmt, high), model,
+            reply = self.llm.structured(working_messages(current.content, fmt, high, zone), model,
                                         max_retries=self.max_retries)
         except LLMError as exc:
             log.warning("working memory of scope %r: the LLM update failed, version %d kept: %s", scope[:64],

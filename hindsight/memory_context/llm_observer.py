@@ -3,12 +3,13 @@ as dense dated notes with priorities, once their text holds `context.observe_tok
 most that many tokens of it (or BATCH_TOKENS when that is more).
 
 The model is shown the person's turns (never the agent's replies: the log is what people said), numbered, each
-with its day, and cites the numbers. Each entry it writes is checked: its sources must be numbers it was shown
-(unknown ones are dropped and counted), it needs one at least, its priority must be high, medium or low, its said
-day must be the day of one of its sources (the entry takes that unit's time), and the days it refers to must parse.
-An entry that fails is rejected and counted; a reply with no entries says the batch holds nothing worth logging. A
-batch whose LLM call fails (an error, or no valid reply after the re-asks) or whose every entry is rejected is
-written by the offline observer instead, with a warning: no unit is lost, and each is observed once.
+with its day on the bank's clock, and cites the numbers. Each entry it writes is checked: its sources must be
+numbers it was shown (unknown ones are dropped and counted), it needs one at least, its priority must be high,
+medium or low, its said day must be the day of one of its sources (the entry takes that unit's time), and the days
+it refers to must parse. An entry that fails is rejected and counted; a reply with no entries says the batch holds
+nothing worth logging. A batch whose LLM call fails (an error, or no valid reply after the re-asks) or whose every
+entry is rejected is written by the offline observer instead, with a warning: no unit is lost, and each is observed
+once.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, time, timezone
+from datetime import date, datetime, time, timezone, tzinfo
 from typing import Any
 
 from pydantic import AliasChoices, Field, field_validator
@@ -25,7 +26,7 @@ from hindsight.errors import LLMError
 from hindsight.llm.base import LLM
 from hindsight.llm.schema import LenientOutput, Numbers, Text
 from hindsight.memory_context.observer import observe_units, person_turn
-from hindsight.memory_context.prompts import observe_messages, utc_day
+from hindsight.memory_context.prompts import observe_messages, prompt_day
 from hindsight.models import LogEntry, MemoryUnit, Priority
 from hindsight.recall.format import TokenCounter
 
@@ -96,11 +97,11 @@ class LLMObserver:
                 return True
         return False
 
-    def observe(self, units: Sequence[MemoryUnit], scope: str, now: datetime) -> Observed:
-        """The entries of all the units, oldest said first."""
+    def observe(self, units: Sequence[MemoryUnit], scope: str, now: datetime, zone: tzinfo) -> Observed:
+        """The entries of all the units, oldest said first; their days on the bank's clock (`zone`)."""
         entries: list[LogEntry] = []
         rejected = dropped = fallbacks = 0
-        for batch in self._batches(units):
+        for batch in self._batches(units, zone):
             if not batch.shown:
                 continue  # only the agent's replies: nothing to log
             try:
@@ -109,22 +110,23 @@ class LLMObserver:
             except LLMError as exc:
                 log.warning("the LLM observer failed on %d units, the offline observer logs them: %s",
                             len(batch.units), exc)
-                entries += observe_units(batch.units, scope, now)
+                entries += observe_units(batch.units, scope, now, zone)
                 fallbacks += 1
                 continue
-            written, refused, unknown = _entries(reply.value.observations, batch.shown, scope, now)
+            written, refused, unknown = _entries(reply.value.observations, batch.shown, scope, now, zone)
             rejected, dropped = rejected + refused, dropped + unknown
             if not written and refused:
                 log.warning("the LLM observer's %d entries on %d units were all rejected, the offline observer logs "
                             "them", refused, len(batch.units))
-                entries += observe_units(batch.units, scope, now)
+                entries += observe_units(batch.units, scope, now, zone)
                 fallbacks += 1
                 continue
             entries += written
         return Observed(sorted(entries, key=lambda e: e.said_at), rejected, dropped, fallbacks)
 
-    def _batches(self, units: Sequence[MemoryUnit]) -> list[_Batch]:
-        """The units in order, cut into batches of at most `batch_tokens` tokens of text (a longer unit alone)."""
+    def _batches(self, units: Sequence[MemoryUnit], zone: tzinfo) -> list[_Batch]:
+        """The units in order, cut into batches of at most `batch_tokens` tokens of text (a longer unit alone), each
+        line dated on the bank's clock (`zone`)."""
         batches: list[_Batch] = []
         size = 0
         for u in units:
@@ -139,19 +141,19 @@ class LLMObserver:
             if said:
                 number = len(batch.shown) + 1
                 batch.shown[number] = u
-                batch.lines.append(f"[{number}] {utc_day(u.mentioned_at)} {who or 'The person'}: {said}")
+                batch.lines.append(f"[{number}] {prompt_day(u.mentioned_at, zone)} {who or 'The person'}: {said}")
         return batches
 
 
-def _entries(outs: list[ObservationOut], shown: dict[int, MemoryUnit], scope: str,
-             now: datetime) -> tuple[list[LogEntry], int, int]:
+def _entries(outs: list[ObservationOut], shown: dict[int, MemoryUnit], scope: str, now: datetime,
+             zone: tzinfo) -> tuple[list[LogEntry], int, int]:
     """The entries that pass the checks, how many were rejected, and how many source numbers were unknown."""
     written: list[LogEntry] = []
     rejected = dropped = 0
     for out in outs:
         cited = list(dict.fromkeys(out.sources))
         dropped += sum(n not in shown for n in cited)
-        entry = _entry(out, [shown[n] for n in cited if n in shown], scope, now)
+        entry = _entry(out, [shown[n] for n in cited if n in shown], scope, now, zone)
         if entry is None:
             rejected += 1
         else:
@@ -159,10 +161,11 @@ def _entries(outs: list[ObservationOut], shown: dict[int, MemoryUnit], scope: st
     return written, rejected, dropped
 
 
-def _entry(out: ObservationOut, sources: list[MemoryUnit], scope: str, now: datetime) -> LogEntry | None:
+def _entry(out: ObservationOut, sources: list[MemoryUnit], scope: str, now: datetime,
+           zone: tzinfo) -> LogEntry | None:
     text = " ".join(out.text.split())
     priority = out.priority.strip().lower()
-    said = [u for u in sources if utc_day(u.mentioned_at) == out.said.strip()[:10]]
+    said = [u for u in sources if prompt_day(u.mentioned_at, zone) == out.said.strip()[:10]]
     if not text or len(text) > MAX_ENTRY_CHARS or priority not in _PRIORITIES or not said:
         return None
     try:

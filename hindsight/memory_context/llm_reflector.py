@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, tzinfo
 
 from pydantic import AliasChoices, Field
 
@@ -52,9 +52,10 @@ class LLMReflector:
     def __init__(self, llm: LLM, max_retries: int) -> None:
         self.llm, self.max_retries = llm, max_retries
 
-    def condense(self, entries: list[LogEntry], measure: Callable[[list[LogEntry]], int],
-                 limit: int) -> list[LogEntry] | None:
-        """The log rewritten within TARGET of `limit` (in `measure`'s tokens), or None with a warning logged."""
+    def condense(self, entries: list[LogEntry], measure: Callable[[list[LogEntry]], int], limit: int,
+                 zone: tzinfo) -> list[LogEntry] | None:
+        """The log rewritten within TARGET of `limit` (in `measure`'s tokens), or None with a warning logged; the
+        model is shown the days on the bank's clock (`zone`)."""
         tokens = measure(entries)
         target = int(limit * TARGET)
         if tokens > MAX_READ * limit:
@@ -64,7 +65,7 @@ class LLMReflector:
         words = sum(len(e.text.split()) for e in entries)
         budget = max(10, int(words * target / tokens * _MARGIN))
         try:
-            reply = self.llm.structured(condense_messages(entries, budget), CondensedLogOut,
+            reply = self.llm.structured(condense_messages(entries, budget, zone), CondensedLogOut,
                                         max_retries=self.max_retries)
         except LLMError as exc:
             log.warning("the LLM reflector failed, the log is condensed offline: %s", exc)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Literal
 
 from hindsight.config.context import ContextConfig
@@ -81,10 +81,11 @@ class ObservationLog:
         """The tokens a block spends on showing the entries (block.log_tokens)."""
         return log_tokens(entries, query_time, self.counter)
 
-    def observe(self, scope: str, now: datetime, room: int | None = None) -> ObserveReport:
+    def observe(self, scope: str, now: datetime, zone: tzinfo, room: int | None = None) -> ObserveReport:
         """Append the entries of the units `scope` has not observed (a thread's: those of its documents), then
         condense the log if it passed `condense_tokens`, or `room` (the block's room for the log) when smaller;
-        with the LLM, then update the scope's working memory from the new high-priority entries."""
+        with the LLM, then update the scope's working memory from the new high-priority entries. Days are on the
+        bank's clock (`zone`)."""
         thread = None if scope == BANK_SCOPE else scope
         unread = self.store.unobserved_units(self.bank_id, scope, thread, OBSERVED_NETWORKS)
         llm = self.llm
@@ -94,13 +95,13 @@ class ObservationLog:
         if llm is not None and unread.units and not llm.observer.due(unread.units):
             waiting = len(unread.units)  # the mark stays: they are read again, with what comes next
         elif unread.units or unread.through > unread.since:
-            observed = self._observed(unread, scope, now)
+            observed = self._observed(unread, scope, now, zone)
             appended = self.store.append_observations(self.bank_id, scope, observed.entries,
                                                       [u.id for u in unread.units], unread.through)
         entries = self.entries(scope)
         new = [e for e in entries if e.seq not in known] if appended else []
-        entries, reflector = self._condensed(scope, entries, now, room)
-        version = working.update(scope, new) if working is not None and new else None
+        entries, reflector = self._condensed(scope, entries, now, zone, room)
+        version = working.update(scope, new, zone) if working is not None and new else None
         return ObserveReport(
             scope, len(unread.units), appended, reflector is not None, len(entries),
             observer="llm" if llm is not None and observed.fallbacks == 0 else "offline", reflector=reflector,
@@ -108,12 +109,12 @@ class ObservationLog:
             working_memory=None if version is None else version.version,
         )
 
-    def _observed(self, unread: Unobserved, scope: str, now: datetime) -> Observed:
+    def _observed(self, unread: Unobserved, scope: str, now: datetime, zone: tzinfo) -> Observed:
         if self.llm is None:
-            return Observed(observe_units(unread.units, scope, now))
-        return self.llm.observer.observe(unread.units, scope, now)
+            return Observed(observe_units(unread.units, scope, now, zone))
+        return self.llm.observer.observe(unread.units, scope, now, zone)
 
-    def _condensed(self, scope: str, entries: list[LogEntry], now: datetime,
+    def _condensed(self, scope: str, entries: list[LogEntry], now: datetime, zone: tzinfo,
                    room: int | None) -> tuple[list[LogEntry], Writer | None]:
         """The log after condensing it if it passed its limit, and who condensed it (None: it was not)."""
         limit = self.condense_tokens if room is None else max(1, min(self.condense_tokens, room))
@@ -124,7 +125,7 @@ class ObservationLog:
         condensed = None
         reflector: Writer = "offline"
         if self.llm is not None and measure(entries) > limit:
-            condensed = self.llm.reflector.condense(entries, measure, limit)
+            condensed = self.llm.reflector.condense(entries, measure, limit, zone)
             reflector = "llm" if condensed is not None else "offline"
         if condensed is None:
             condensed = condense(entries, measure, limit)

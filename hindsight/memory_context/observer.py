@@ -1,8 +1,8 @@
 """The offline observer: the observation log written from retained units, with no LLM.
 
 Each world unit holds a person's turn (and the agent's reply, which is left out: the log is what people said). Of
-the turn, the sentences that state something are kept, each with its time expressions resolved to dates ("last
-week [2024-06-03 to 2024-06-09]"), and the entry takes the highest priority of its sentences:
+the turn, the sentences that state something are kept, each with its time expressions resolved to dates on the
+bank's clock ("last week [2024-06-03 to 2024-06-09]"), and the entry takes the highest priority of its sentences:
 
 - high: what a reader must not lose about the speaker: a state claim (hindsight/claims: where they live and work,
   diet, partner, ...), or a first-person sentence that states a plan with a date ("I fly to Lisbon on the 3rd"), a
@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, tzinfo
 
 from hindsight.claims.extract import claims_in
 from hindsight.models import LogEntry, MemoryUnit, Network, Priority
 from hindsight.recall.excerpt import reply_start
 from hindsight.temporal.expressions import find_time_expressions
+from hindsight.temporal.values import in_zone
 from hindsight.text import split_sentences
 
 # The networks the observer reads: what people said.
@@ -52,9 +53,10 @@ _SMALL_TALK = re.compile(
 _MAX_SENTENCES = 3  # of one turn, the highest priority first: the log is dense
 
 
-def observe_units(units: Sequence[MemoryUnit], scope: str, now: datetime) -> list[LogEntry]:
-    """The log entries of the units (one at most per unit), oldest said first."""
-    entries = [e for u in units if u.network in OBSERVED_NETWORKS if (e := _entry(u, scope, now)) is not None]
+def observe_units(units: Sequence[MemoryUnit], scope: str, now: datetime, zone: tzinfo) -> list[LogEntry]:
+    """The log entries of the units (one at most per unit), oldest said first; the time they speak of resolved on
+    the bank's clock (`zone`)."""
+    entries = [e for u in units if u.network in OBSERVED_NETWORKS if (e := _entry(u, scope, now, zone)) is not None]
     return sorted(entries, key=lambda e: e.said_at)
 
 
@@ -81,15 +83,17 @@ def person_turn(unit: MemoryUnit) -> tuple[str, str]:
     return (who.group(1), said[who.end():].strip()) if who else ("", said.strip())
 
 
-def _entry(unit: MemoryUnit, scope: str, now: datetime) -> LogEntry | None:
+def _entry(unit: MemoryUnit, scope: str, now: datetime, zone: tzinfo) -> LogEntry | None:
     who, said = person_turn(unit)
     sentences = [s.strip() for s in split_sentences(said) if s.strip() and not _SMALL_TALK.match(s.strip())]
     if not sentences:
         return None
-    ranked = sorted(((sentence_priority(s, unit.mentioned_at), i, s) for i, s in enumerate(sentences)),
+    # The store keeps the instant (UTC): "tomorrow" is the day after the day it was on the bank's clock.
+    said_at = in_zone(unit.mentioned_at, zone)
+    ranked = sorted(((sentence_priority(s, said_at), i, s) for i, s in enumerate(sentences)),
                     key=lambda r: (PRIORITY_RANK[r[0]], r[1]))
     kept = sorted(ranked[:_MAX_SENTENCES], key=lambda r: r[1])
-    text = " ".join(_resolved(s, unit.mentioned_at) for _, _, s in kept)
+    text = " ".join(_resolved(s, said_at) for _, _, s in kept)
     dated = unit.metadata.get("time_source") == "expression"
     return LogEntry(
         scope=scope, priority=ranked[0][0], text=f"{who}: {text}" if who else text, observed_at=now,

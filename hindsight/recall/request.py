@@ -10,7 +10,7 @@ from typing import Any
 from hindsight.errors import ContentTooLargeError, InvalidInputError
 from hindsight.models import Network
 from hindsight.store.base import UnitFilter
-from hindsight.temporal.values import parse_time
+from hindsight.temporal.values import on_clock, parse_time
 from hindsight.text import clean_text, strip_private
 from hindsight.validate import count
 
@@ -56,7 +56,8 @@ def make_request(
     zone: tzinfo = timezone.utc,
 ) -> RecallRequest:
     """Check and normalize recall arguments. Naive times are clock times in `zone` (the bank's time zone); query_time
-    defaults to as_of when given, else to now there."""
+    defaults to as_of when given, else to now there, and is on `zone`'s clock when it reads the same there
+    (temporal.values.on_clock)."""
     if not isinstance(query, str):
         raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
     if not query.strip():
@@ -66,7 +67,7 @@ def make_request(
     budget = count(budget, "budget")
     top_k = None if top_k is None else count(top_k, "top_k")
     as_of_t = parse_time(as_of, "as_of", zone)
-    when = parse_time(query_time, "query_time", zone) or as_of_t or datetime.now(zone)
+    when = on_clock(parse_time(query_time, "query_time", zone) or as_of_t or datetime.now(zone), zone)
     return RecallRequest(
         query=query, text=clean_text(strip_private(query)), budget=budget, top_k=top_k, query_time=when, as_of=as_of_t,
         unit_filter=UnitFilter(networks=_networks(networks), as_of=as_of_t),

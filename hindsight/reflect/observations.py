@@ -49,7 +49,7 @@ class ObservationBuilder(Stage):
                 outcome.removed = len(old)
             return outcome
         high = self.config.observations.max_count
-        messages = observation_messages(name, facts, min(MIN_OBSERVATIONS, high), high)
+        messages = observation_messages(name, facts, min(MIN_OBSERVATIONS, high), high, bank.zone)
         schema = with_max_items(ObservationsOut, "observations", high)
         reply = self.llm.structured(messages, schema, max_retries=self.max_retries,
                                     max_tokens=self.config.observations.max_tokens, temperature=0.0)

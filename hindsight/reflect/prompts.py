@@ -7,10 +7,11 @@ Short and explicit, so that 0.5B-1.5B local models follow them; the JSON schema 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, tzinfo
 
 from hindsight.llm.base import ChatMessage
-from hindsight.models import MemoryUnit, Network, as_utc
+from hindsight.models import MemoryUnit, Network
+from hindsight.recall.format import unit_day
 from hindsight.recall.types import RecallHit
 
 ANSWER_RULES = """\
@@ -72,10 +73,6 @@ Merge the new information into the current background:
 Reply with JSON only: {{"background": "..."}}"""
 
 
-def _day(moment: datetime) -> str:
-    return f"{as_utc(moment):%Y-%m-%d}"
-
-
 # The sections of the answer prompt's memories, one per network, in this order (the paper keeps the agent's own
 # experience apart from world facts, and both apart from its opinions).
 SECTIONS = {
@@ -127,9 +124,11 @@ def assess_messages(opinion: MemoryUnit, facts: Sequence[MemoryUnit]) -> list[Ch
             ChatMessage("user", f"Opinion: {opinion.text}\nNew facts:\n{listed}\n\n{question}")]
 
 
-def observation_messages(entity: str, facts: Sequence[MemoryUnit], low: int, high: int) -> list[ChatMessage]:
-    listed = "\n".join(f"[{i}] ({_day(f.occurred_start or f.mentioned_at)}) {f.text}"
-                       for i, f in enumerate(facts, start=1))
+def observation_messages(entity: str, facts: Sequence[MemoryUnit], low: int, high: int,
+                         zone: tzinfo) -> list[ChatMessage]:
+    """System: the rules; user: the facts about `entity`, numbered and dated (the day said on the bank's clock,
+    `zone`, when the fact names no day of its own)."""
+    listed = "\n".join(f"[{i}] ({unit_day(f, zone).isoformat()}) {f.text}" for i, f in enumerate(facts, start=1))
     rules = OBSERVATION_RULES.format(entity=entity, low=low, high=high)
     return [ChatMessage("system", rules), ChatMessage("user", f"Facts about {entity}, oldest first:\n{listed}")]
 

@@ -6,7 +6,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 
 import numpy as np
 
@@ -88,7 +88,7 @@ class RetainPipeline:
         self.extractor = extractor
         self.jobs = jobs
         self.queue = queue  # (new facts, touched entities) -> the background work committed with the retain
-        self.zone = time_zone(config.retain.timezone)
+        self.zone = time_zone(config.retain.timezone)  # of a bank whose profile names none, or not yet created
         self.resolver = EntityResolver(config.retain.entities)
         self.links = LinkBuilder(store, config.retain.links)
 
@@ -96,7 +96,7 @@ class RetainPipeline:
         self, bank: BankHandle, content: Content, *, timestamp: TimeArg | None = None, context: str | None = None,
         document_id: str | None = None,
     ) -> RetainResult:
-        [prepared] = self._prepare(bank.bank_id, [RetainRequest(content, timestamp, context, document_id)])
+        [prepared] = self._prepare(bank, [RetainRequest(content, timestamp, context, document_id)])
         if prepared.unchanged is not None:
             return prepared.unchanged
         vectors, _ = self.embedder.embed(prepared.to_embed)
@@ -105,27 +105,29 @@ class RetainPipeline:
     def retain_many(self, bank: BankHandle, requests: list[RetainRequest]) -> list[RetainResult]:
         """Retain several documents: all are validated first, extracted and their new units embedded together,
         then each document is committed atomically, in order."""
-        prepared = self._prepare(bank.bank_id, requests)
+        prepared = self._prepare(bank, requests)
         texts = list(dict.fromkeys(t for p in prepared for t in p.to_embed))
         vectors, _ = self.embedder.embed(texts)
         by_text = dict(zip(texts, vectors, strict=True))
         return [p.unchanged or self._commit(bank, p, by_text) for p in prepared]
 
-    def validate(self, requests: list[RetainRequest]) -> list[Document]:
-        """The requests' documents, normalized; the first invalid request raises its InvalidInputError. Reads and
-        writes nothing, so a caller can refuse bad input before it creates a bank."""
+    def validate(self, requests: list[RetainRequest], zone: tzinfo | None = None) -> list[Document]:
+        """The requests' documents, normalized, naive times read in `zone` (the bank's time zone; default
+        `retain.timezone`, the zone of a bank not yet created); the first invalid request raises its
+        InvalidInputError. Reads and writes nothing, so a caller can refuse bad input before it creates a bank."""
         return [
             normalize(
                 r.content, timestamp=r.timestamp, context=r.context, document_id=r.document_id,
                 limits=self.config.limits, max_unit_chars=self.config.retain.extract.max_unit_chars,
-                zone=self.zone, private_marker=self.config.retain.private_marker,
+                zone=zone or self.zone, private_marker=self.config.retain.private_marker,
             )
             for r in requests
         ]
 
-    def _prepare(self, bank_id: str, requests: list[RetainRequest]) -> list[_Prepared]:
+    def _prepare(self, bank: BankHandle, requests: list[RetainRequest]) -> list[_Prepared]:
         """Validate all, skip unchanged documents, extract (in one batch) and hash; nothing is written."""
-        docs = self.validate(requests)
+        bank_id = bank.bank_id
+        docs = self.validate(requests, bank.zone)
         digests = [content_hash(d.turns, d.context) for d in docs]
         unchanged = [self._unchanged(bank_id, d.document_id, h) for d, h in zip(docs, digests, strict=True)]
         todo = [d for d, u in zip(docs, unchanged, strict=True) if u is None and d.turns]

@@ -9,6 +9,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from datetime import tzinfo
 from typing import Annotated, Any, Protocol
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -29,6 +30,7 @@ from hindsight.server import mcp_text
 from hindsight.server.auth import LOCAL, Caller
 from hindsight.server.errors import error_info
 from hindsight.server.operations import WorkKind
+from hindsight.temporal.values import time_zone
 
 # Who calls, from the HTTP request of a call (None over stdio).
 CallerOf = Callable[[Request | None], Caller]
@@ -56,13 +58,16 @@ Messages = Annotated[list[Message] | None, Field(
     description="A conversation to remember: turns with speaker (or role), content and optionally timestamp; "
                 "give this or text")]
 When = Annotated[str | None, Field(description="When it happened or was said, ISO 8601 (2024-05-01 or "
-                                               "2024-05-01T14:30:00); default now")]
+                                               "2024-05-01T14:30:00: a clock time in the bank's time zone, or "
+                                               "with its UTC offset); default now")]
 About = Annotated[str | None, Field(description="A short note on where it comes from ('Slack #team', 'email')")]
 DocumentId = Annotated[str | None, Field(description="Names the document: retaining the same id again replaces "
                                                      "its memories. Default: derived from the content")]
 QueryTime = Annotated[str | None, Field(description="When the question is asked, ISO 8601 with its UTC offset "
-                                                   "(2024-05-03T21:30:00-07:00): dates are shown relative to it and "
-                                                   "'yesterday' means the day before it. Default: now")]
+                                                   "(2024-05-03T21:30:00-07:00; without one, a clock time in the "
+                                                   "bank's time zone): dates are shown relative to it and "
+                                                   "'yesterday' means the day before it. Default: now in the bank's "
+                                                   "time zone")]
 AnswerBudget = Annotated[int | None, Field(ge=1, description="Tokens of memory the answer is drawn from; default: "
                                                             "the server's config")]
 UnitId = Annotated[str | None, Field(description="One memory's id, as recall shows it")]
@@ -107,6 +112,11 @@ def _content(text: str | None, messages: list[Message] | None) -> str | list[Mes
     return text if text is not None else list(messages or [])
 
 
+def _zone(bank: Bank) -> tzinfo:
+    """The bank's time zone: the tools' texts show days on its clock."""
+    return time_zone(bank.time_zone())
+
+
 class Dispatch(Protocol):
     """Where a tool's blocking work runs: `write` work of a bank, `read` work, or `llm` work that waits on a model."""
 
@@ -148,7 +158,7 @@ class _Tools:
             request = RetainRequest(_content(text, messages), timestamp, context, document_id)
             self.engine.pipeline.validate([request])  # bad content creates no bank
             return self.engine.on_bank(bank_id, lambda bank: mcp_text.retain_text(bank.id, bank.retain(
-                request.content, request.timestamp, request.context, request.document_id)))
+                request.content, request.timestamp, request.context, request.document_id), _zone(bank)))
 
         return await self._run(ctx, bank_id, "write", retained)
 
@@ -165,7 +175,7 @@ class _Tools:
         citing the memories it used, and may form or update the bank's opinions (stored as memories). Slower than
         recall and needs an LLM on the server; to look something up, use recall."""
         return await self._on_bank(ctx, bank_id, "llm", lambda bank: mcp_text.reflect_text(
-            bank.reflect(query, budget=budget)))
+            bank.reflect(query, budget=budget), _zone(bank)))
 
     async def forget(self, ctx: Context, bank_id: BankId, unit_id: UnitId = None, entity: EntityName = None,
                      document: DocumentName = None) -> str:
@@ -187,7 +197,7 @@ class _Tools:
         """Read the working memory: what must always be known about the user (name, preferences, goals, the task
         at hand), kept by you with update_working_memory. Its version number lets you see what changed."""
         return await self._on_bank(ctx, bank_id, "read", lambda bank: mcp_text.working_memory_text(
-            bank.working_memory(scope)))
+            bank.working_memory(scope), _zone(bank)))
 
     async def update_working_memory(self, ctx: Context, bank_id: BankId, content: WorkingText,
                                     scope: Scope = BANK_SCOPE, note: Note = None) -> str:
@@ -195,27 +205,27 @@ class _Tools:
         restored). Read it first and write it back whole, changed: it is not appended to. When the bank has a
         schema, content that does not match it is refused and nothing changes."""
         return await self._on_bank(ctx, bank_id, "write", lambda bank: mcp_text.working_memory_text(
-            bank.update_working_memory(content, scope=scope, note=note)))
+            bank.update_working_memory(content, scope=scope, note=note), _zone(bank)))
 
     async def working_memory_versions(self, ctx: Context, bank_id: BankId, scope: Scope = BANK_SCOPE) -> str:
         """List every version of the working memory, oldest first: its number, date, note and beginning. Use it to
         see how the working memory changed, and which version revert_working_memory should restore."""
         return await self._on_bank(ctx, bank_id, "read", lambda bank: mcp_text.versions_text(
-            scope, bank.working_memory_versions(scope)))
+            scope, bank.working_memory_versions(scope), _zone(bank)))
 
     async def revert_working_memory(self, ctx: Context, bank_id: BankId, version: Version, scope: Scope = BANK_SCOPE,
                                     note: Note = None) -> str:
         """Restore an earlier version of the working memory (0: the template) as a new version: the versions in
         between stay listed, so a revert can itself be undone."""
         return await self._on_bank(ctx, bank_id, "write", lambda bank: mcp_text.working_memory_text(
-            bank.revert_working_memory(version, scope, note)))
+            bank.revert_working_memory(version, scope, note), _zone(bank)))
 
     async def observe(self, ctx: Context, bank_id: BankId, thread_id: LogThread = None) -> str:
         """Write what people said since the last observe into the observation log now, dated, and show the entries
         it added. context does this by itself at each call; call observe after retaining, to see what was logged."""
         def observed(bank: Bank) -> str:
             report = bank.observe(thread_id)
-            return mcp_text.observe_text(bank.id, report, bank.observation_log(thread_id))
+            return mcp_text.observe_text(bank.id, report, bank.observation_log(thread_id), _zone(bank))
 
         return await self._on_bank(ctx, bank_id, "write", observed)
 
@@ -223,7 +233,7 @@ class _Tools:
         """Read the observation log: what people said, one dated line each with its priority, oldest first, as the
         context block shows it. Changes nothing."""
         return await self._on_bank(ctx, bank_id, "read", lambda bank: mcp_text.log_text(
-            bank.id, thread_id, bank.observation_log(thread_id)))
+            bank.id, thread_id, bank.observation_log(thread_id), _zone(bank)))
 
     async def list_banks(self, ctx: Context) -> str:
         """List the memory banks this connection may use."""

@@ -1,6 +1,9 @@
-"""The MCP tools' results as text a model reads: numbered, dated memories with their sources, and plain counts."""
+"""The MCP tools' results as text a model reads: numbered, dated memories with their sources, and plain counts. Days
+are on the bank's clock (its time zone, `zone`)."""
 
 from __future__ import annotations
+
+from datetime import datetime, tzinfo
 
 from hindsight.forget import ForgetResult
 from hindsight.memory_context.block import ContextBlock
@@ -8,6 +11,7 @@ from hindsight.memory_context.log import ObserveReport
 from hindsight.models import BANK_SCOPE, BankStats, LogEntry, MemoryUnit, RetainResult, WorkingMemory
 from hindsight.recall.types import RecallResult
 from hindsight.reflect.types import ReflectResult
+from hindsight.temporal.values import in_zone
 
 # A retain or reflect result lists at most this many memories, each cut to SNIPPET characters: the model asked to
 # store or to answer, not to read the memory back.
@@ -39,13 +43,17 @@ def _source(unit: MemoryUnit) -> str:
     return f"{unit.network.value} | document {unit.source.document_id} | id {unit.id}"
 
 
-def _unit_line(unit: MemoryUnit) -> str:
-    """The day it was said (UTC), then its source."""
-    return f"{unit.mentioned_at.date().isoformat()} | {_source(unit)}"
+def _day(moment: datetime, zone: tzinfo) -> str:
+    return in_zone(moment, zone).date().isoformat()
 
 
-def _listed(units: list[MemoryUnit]) -> list[str]:
-    lines = [f"- {_snippet(u.text)}\n  ({_unit_line(u)})" for u in units[:LISTED]]
+def _unit_line(unit: MemoryUnit, zone: tzinfo) -> str:
+    """The day it was said, then its source."""
+    return f"{_day(unit.mentioned_at, zone)} | {_source(unit)}"
+
+
+def _listed(units: list[MemoryUnit], zone: tzinfo) -> list[str]:
+    lines = [f"- {_snippet(u.text)}\n  ({_unit_line(u, zone)})" for u in units[:LISTED]]
     if len(units) > LISTED:
         lines.append(f"- … and {len(units) - LISTED} more")
     return lines
@@ -67,21 +75,21 @@ def recall_text(bank_id: str, result: RecallResult) -> str:
     return "\n".join(lines)
 
 
-def retain_text(bank_id: str, result: RetainResult) -> str:
+def retain_text(bank_id: str, result: RetainResult, zone: tzinfo) -> str:
     """What the document now holds in the bank: the counts, then its memories, short."""
     head = (f'Retained document "{result.document_id}" in bank "{bank_id}": {result.created} new, '
             f"{result.unchanged} unchanged, {result.removed} removed.")
     if not result.units:
         return head + " Nothing in it was worth a memory."
-    return "\n".join([head, "It holds:", *_listed(result.units)])
+    return "\n".join([head, "It holds:", *_listed(result.units, zone)])
 
 
-def reflect_text(result: ReflectResult) -> str:
+def reflect_text(result: ReflectResult, zone: tzinfo) -> str:
     """The answer, then the memories it cites and the opinions it formed or changed."""
     lines = [result.answer.strip(), ""]
     cited = [u for u in result.evidence if u.id in set(result.cited)]
     if cited:
-        lines += [f"Cited memories ({len(cited)} of {len(result.evidence)} consulted):", *_listed(cited)]
+        lines += [f"Cited memories ({len(cited)} of {len(result.evidence)} consulted):", *_listed(cited, zone)]
     else:
         lines.append(f"No memory cited ({len(result.evidence)} consulted).")
     for change in result.opinions:
@@ -129,47 +137,47 @@ def context_text(bank_id: str, block: ContextBlock) -> str:
     return f'Bank "{bank_id}" has no context yet: no profile, working memory or memory for this turn.'
 
 
-def working_memory_text(memory: WorkingMemory) -> str:
+def working_memory_text(memory: WorkingMemory, zone: tzinfo) -> str:
     """A line naming the scope and version (when and why it changed), then the content as stored."""
     if memory.created_at is None:
         head = f'Working memory of scope "{memory.scope}": version 0, the bank\'s template (never updated).'
     else:
         why = f"; {memory.note}" if memory.note else ""
         head = (f'Working memory of scope "{memory.scope}": version {memory.version}, of '
-                f"{memory.created_at.date().isoformat()}{why}.")
+                f"{_day(memory.created_at, zone)}{why}.")
     return f"{head}\n\n{memory.content}" if memory.content.strip() else f"{head} It is empty."
 
 
-def versions_text(scope: str, versions: list[WorkingMemory]) -> str:
+def versions_text(scope: str, versions: list[WorkingMemory], zone: tzinfo) -> str:
     """One line per stored version, oldest first: its number, day, what it restored, its note and its beginning."""
     if not versions:
         return f'Working memory of scope "{scope}" has no stored version: version 0, the template, is current.'
     lines = [f'Working memory of scope "{scope}": {_plural(len(versions), "version")}, oldest first:']
     for v in versions:
-        day = v.created_at.date().isoformat() if v.created_at is not None else "template"
+        day = _day(v.created_at, zone) if v.created_at is not None else "template"
         restored = f", restores version {v.reverted_from}" if v.reverted_from is not None else ""
         note = f"; {v.note}" if v.note else ""
         lines.append(f"- version {v.version}, {day}{restored}{note}: {_snippet(v.content) or '(empty)'}")
     return "\n".join(lines)
 
 
-def _log_lines(entries: list[LogEntry]) -> list[str]:
-    return [f"- {e.said_at.date().isoformat()} [{e.priority.value}] {e.text}" for e in entries]
+def _log_lines(entries: list[LogEntry], zone: tzinfo) -> list[str]:
+    return [f"- {_day(e.said_at, zone)} [{e.priority.value}] {e.text}" for e in entries]
 
 
 def _log_name(bank_id: str, thread_id: str | None) -> str:
     return f'bank "{bank_id}"' + (f', thread "{thread_id}"' if thread_id is not None else "")
 
 
-def log_text(bank_id: str, thread_id: str | None, entries: list[LogEntry]) -> str:
-    """The log, oldest first: the day each entry was said (UTC), its priority and its text."""
+def log_text(bank_id: str, thread_id: str | None, entries: list[LogEntry], zone: tzinfo) -> str:
+    """The log, oldest first: the day each entry was said, its priority and its text."""
     if not entries:
         return f"The observation log of {_log_name(bank_id, thread_id)} is empty: observe (or context) fills it."
     head = f"The observation log of {_log_name(bank_id, thread_id)}: {_plural(len(entries), 'entry')}, oldest first:"
-    return "\n".join([head, *_log_lines(entries)])
+    return "\n".join([head, *_log_lines(entries, zone)])
 
 
-def observe_text(bank_id: str, report: ObserveReport, entries: list[LogEntry]) -> str:
+def observe_text(bank_id: str, report: ObserveReport, entries: list[LogEntry], zone: tzinfo) -> str:
     """What an observe read and added, then the log's newest entries, as many as it appended."""
     thread = None if report.scope == BANK_SCOPE else report.scope
     condensed = "; the log was condensed" if report.condensed else ""
@@ -177,4 +185,4 @@ def observe_text(bank_id: str, report: ObserveReport, entries: list[LogEntry]) -
             f"{_log_name(bank_id, thread)}: {_plural(report.appended, 'entry')} added{condensed}; it holds "
             f"{_plural(report.entries, 'entry')}.")
     newest = entries[-report.appended:] if report.appended else []
-    return "\n".join([head, "Newest entries:", *_log_lines(newest)]) if newest else head
+    return "\n".join([head, "Newest entries:", *_log_lines(newest, zone)]) if newest else head

@@ -50,20 +50,22 @@ async def list_banks(server: Server, who: Who) -> BankList:
 
 async def _info(server: ServerState, who: Caller, bank_id: str) -> BankInfo:
     bank = await server.bank(who, bank_id, write=False)
-    return await server.runner.run(lambda: BankInfo(bank_id=bank.id, profile=bank.profile(), stats=bank.stats(),
+    return await server.runner.run(lambda: BankInfo(bank_id=bank.id, profile=bank.profile(),
+                                                    timezone=bank.time_zone(), stats=bank.stats(),
                                                     pending=bank.pending()))
 
 
 @router.get("/banks/{bank_id}", tags=["banks"])
 async def get_bank(bank_id: str, server: Server, who: Who) -> BankInfo:
-    """A bank's profile, counts, and how much background reasoning is queued."""
+    """A bank's profile, the time zone its dates are in, counts, and how much background reasoning is queued."""
     return await _info(server, who, bank_id)
 
 
 @router.put("/banks/{bank_id}", tags=["banks"])
 async def put_bank(bank_id: str, profile: BankProfile, server: Server,
                    who: Who) -> BankInfo:
-    """Create the bank, or replace its profile."""
+    """Create the bank, or replace its profile (with `timezone`, the clock its dates are shown on and naive times
+    are read on; no stored instant changes)."""
     who.check(bank_id, write=True)
     await server.runner.in_lane(bank_id, server.creating(bank_id, lambda bank: bank.set_profile(profile)))
     return await _info(server, who, bank_id)

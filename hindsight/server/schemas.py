@@ -47,6 +47,7 @@ class BankList(BaseModel):
 class BankInfo(BaseModel):
     bank_id: str
     profile: BankProfile
+    timezone: str  # the zone the bank's dates are in: the profile's, else the server's retain.timezone
     stats: BankStats
     pending: int  # background reasoning items queued
 

@@ -89,6 +89,7 @@ from hindsight.temporal import patterns
 from hindsight.temporal.calendar import Interval, unit_span
 from hindsight.temporal.context import Context
 from hindsight.temporal.rules import resolve
+from hindsight.temporal.values import in_zone
 
 logger = logging.getLogger(__name__)
 
@@ -124,11 +125,7 @@ def _aware(value: datetime) -> datetime:
 
 def in_zone_of(value: datetime, reference: datetime) -> datetime:
     """`value` on the clock of `reference`'s zone (naive values are UTC); as it is where that would overflow."""
-    value, reference = _aware(value), _aware(reference)
-    try:
-        return value.astimezone(reference.tzinfo)
-    except (OverflowError, ValueError):
-        return value
+    return in_zone(value, _aware(reference).tzinfo or timezone.utc)
 
 
 def _anchor_ranges(low: str) -> list[tuple[int, int]]:

@@ -5,14 +5,40 @@ from __future__ import annotations
 
 from datetime import datetime, timezone, tzinfo
 from typing import Any
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hindsight.errors import InvalidInputError
 
 
+def known_zone(name: str) -> str:
+    """`name` when it is an IANA zone name zoneinfo knows ("UTC", "America/Denver"); else ValueError saying so."""
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:  # OSError: a name no file system path can hold
+        raise ValueError(f"unknown time zone {name[:64]!r}: use an IANA name such as 'Europe/Paris' or 'UTC'") from exc
+    return name
+
+
 def time_zone(name: str) -> tzinfo:
-    """The zone an IANA name names ("UTC", "America/Los_Angeles"); config validation has checked the name."""
+    """The zone an IANA name names ("UTC", "America/Los_Angeles"); validation (known_zone) has checked the name."""
     return timezone.utc if name == "UTC" else ZoneInfo(name)
+
+
+def in_zone(moment: datetime, zone: tzinfo) -> datetime:
+    """`moment` (naive: UTC) on `zone`'s clock; as it is at the ends of the calendar, where that would overflow."""
+    aware = moment if moment.utcoffset() is not None else moment.replace(tzinfo=timezone.utc)
+    try:
+        return aware.astimezone(zone)
+    except (OverflowError, ValueError):
+        return aware
+
+
+def on_clock(moment: datetime, zone: tzinfo) -> datetime:
+    """`moment` (aware) on `zone`'s clock when that clock reads the same at that instant: the same time, with the
+    zone's rules for other days, so that a date months away takes its own DST offset. A moment whose offset differs
+    keeps its own clock: whoever gave it said which clock they read."""
+    local = in_zone(moment, zone)
+    return local if local.utcoffset() == moment.utcoffset() else moment
 
 
 def parse_time(value: Any, what: str, zone: tzinfo = timezone.utc) -> datetime | None:
