@@ -4,9 +4,9 @@ ask it, among the first hits of recall, and does the current fact rank above the
     python eval/natural.py --data tests/fixtures/natural_harbor.json --out OUT.json [--config PATH|preset:NAME]
         [--work DIR]
 
-Each conversation of the fixture is retained into a fresh bank, one retain call per session in date order (a
-dialogue as messages with their turn ids, a note as text; document id = session id; the timestamps carry the
-speaker's UTC offset). Each question is recalled at its `query_time`, as of that time (what was said later is not
+Each conversation of the fixture is retained into a fresh bank in the person's time zone, one retain call per
+session in date order (a dialogue as messages with their turn ids, a note as text; document id = session id; the
+timestamps carry the speaker's UTC offset). Each question is recalled at its `query_time`, as of that time (what was said later is not
 known yet), with a budget of 4096 tokens (and its `networks`, when it names them). A hit holds an answer when the
 source turns of its unit, or of the person's turn packed above it, include an answer turn (a note: its document is
 the note's session).
@@ -42,7 +42,7 @@ from tqdm import tqdm
 from eval.hindsight_system import system_config
 from eval.natural_data import CLASSES, Conversation, Question, fixture_problems, holds, load_fixture
 from eval.runner import code_version, config_overrides, console
-from hindsight import Bank, Hindsight, MemoryUnit, Message
+from hindsight import Bank, BankProfile, Hindsight, MemoryUnit, Message
 from hindsight.recall.excerpt import ELIDED
 from hindsight.recall.types import RecallHit
 
@@ -109,6 +109,7 @@ def retain_conversation(hs: Hindsight, conv: Conversation) -> Bank:
     if conv.id in hs.banks():
         hs.delete_bank(conv.id)
     bank = hs.bank(conv.id)
+    bank.set_profile(BankProfile(timezone=conv.timezone))  # the person's clock
     for session in sorted(conv.sessions, key=lambda s: s.date):
         if session.note is not None:
             bank.retain(session.note, timestamp=session.date, document_id=session.id)
