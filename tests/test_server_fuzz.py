@@ -504,7 +504,7 @@ def test_every_route_answers_generated_input_typed_and_a_refusal_or_a_read_chang
 
 def _deep(levels: int) -> bytes:
     """A JSON schema of arrays nested `levels` deep, as JSON: deeper than json.dumps itself recurses."""
-    return b'{"json_schema": ' + b'{"type": "array", "items": ' * levels + b'{"type": "string"}' + b"}" * levels + b"}"
+    return b'{"type": "array", "items": ' * levels + b'{"type": "string"}' + b"}" * levels
 
 
 def _import_line(fuzz: Fuzz, line: bytes) -> bytes:
@@ -527,13 +527,6 @@ HOSTILE: list[tuple[str, str, str, Any]] = [
     ("a context block without observing", "POST", "/v1/banks/fuzz/context", {"observe": False, "query": "Seattle"}),
     ("a context block of a thread without observing", "POST", "/v1/banks/fuzz/context",
      {"observe": False, "thread_id": "t-9", "budget": 50}),
-    ("a schema that refers to itself", "PUT", "/v1/banks/fuzz/working-memory/format", {"json_schema": {"$ref": "#"}}),
-    ("a schema that is not a schema", "PUT", "/v1/banks/fuzz/working-memory/format", {"json_schema": {"type": 12}}),
-    ("a schema with a remote reference", "PUT", "/v1/banks/fuzz/working-memory/format",
-     {"json_schema": {"$ref": "http://127.0.0.1:9/schema.json"}}),
-    ("a schema nested 2,000 deep", "PUT", "/v1/banks/fuzz/working-memory/format", _deep(2000)),
-    ("a schema with a catastrophic pattern", "PUT", "/v1/banks/fuzz/working-memory/format",
-     {"json_schema": {"type": "object", "properties": {"a": {"type": "string", "pattern": "^(a+)+$"}}}}),
     ("an import line nested 5,000 deep", "POST", "/v1/banks/ghost/import", b"[" * 5000 + b"]" * 5000),
     ("an import line with a 5,000-digit integer", "POST", "/v1/banks/ghost/import",
      b'{"table": "documents", "values": {"updated_at": ' + b"9" * 5000 + b"}}"),
@@ -570,6 +563,52 @@ def test_each_hostile_case_is_answered_typed_and_a_refusal_changes_nothing(fuzz:
 def test_the_fuzz_covers_every_route_of_the_openapi_description(fuzz: Fuzz) -> None:
     described = {(m.upper(), p) for p, ops in fuzz.openapi["paths"].items() for m in ops}
     assert described == set(ROUTES)
+
+
+# Working memory schemas a client may send, each with content to check against it once it is set: (id, schema as
+# JSON, content).
+SCHEMAS: list[tuple[str, bytes, Any]] = [
+    ("a schema that refers to itself", b'{"$ref": "#"}', {"a": 1}),
+    ("a reference to nowhere", b'{"$ref": "#/$defs/nothing"}', {"a": 1}),
+    ("a type that is no type", b'{"type": 12}', {"a": 1}),
+    ("a pattern that is no regular expression", b'{"type": "object", "properties": {"a": {"type": "string", '
+                                                b'"pattern": "("}}}', {"a": "x"}),
+    ("a length that is no number", b'{"type": "object", "properties": {"a": {"type": "string", "minLength": "x"}}}',
+     {"a": "x"}),
+    ("required that is no list", b'{"type": "object", "required": 5}', {"a": 1}),
+    ("properties that are no object", b'{"type": "object", "properties": [1]}', {"a": 1}),
+    ("items that are no schema", b'{"type": "array", "items": 7}', [1]),
+    ("an enum that is no list", b'{"enum": 3}', {"a": 1}),
+    ("a remote reference", b'{"$ref": "http://127.0.0.1:9/schema.json"}', {"a": 1}),
+    ("a schema nested 2,000 deep", _deep(2000), [["x"]]),
+]
+
+
+@pytest.mark.parametrize(("name", "schema", "content"), SCHEMAS, ids=[c[0] for c in SCHEMAS])
+def test_a_working_memory_schema_is_refused_when_set_or_checks_each_update_with_a_typed_answer(
+        fuzz: Fuzz, name: str, schema: bytes, content: Any) -> None:
+    base = "/v1/banks/blank/working-memory"  # a bank without working memory: nothing refuses the schema but itself
+    fuzz.admin.put("/v1/banks/blank", json={}).raise_for_status()
+    fuzz.before = fuzz.state()
+    put = Request("PUT", "/v1/banks/{bank_id}/working-memory/format", f"{base}/format", "admin", "blank", {},
+                  b'{"json_schema": ' + schema + b"}", False)
+    update = Request("POST", "/v1/banks/{bank_id}/working-memory", base, "admin", "blank", {},
+                     json.dumps({"content": content}).encode(), False)
+    answers: list[Answer] = []
+    try:
+        answers.append(send(fuzz, put))
+        check_answer(put, answers[-1])
+        if answers[-1].status >= 400:
+            changed = fuzz.changed()
+            assert not changed, f"a refusal changed {changed}"
+            return
+        answers.append(send(fuzz, update))  # the schema was taken: each update is checked against it
+        check_answer(update, answers[-1])
+    except AssertionError as exc:
+        said = "; then ".join(f"{a.status} {a.text[:300]}" for a in answers)
+        raise AssertionError(f"{exc}\n  schema: {schema[:300]!r}\n  answers: {said}") from None
+    finally:
+        fuzz.settle()
 
 
 # -- MCP -----------------------------------------------------------------------------------------------------------
