@@ -434,6 +434,8 @@ def send(fuzz: Fuzz, request: Request) -> Answer:
         headers["content-type"] = "application/x-ndjson" if request.route.endswith("/import") else "application/json"
     r = fuzz.plain.request(request.method, request.path, params=request.params, content=request.content,
                            headers=headers)
+    fuzz.count("requests")
+    fuzz.count(f"status {r.status_code}")
     return Answer(r.status_code, r.text, dict(r.headers))
 
 
@@ -479,8 +481,6 @@ def finish(fuzz: Fuzz, answer: Answer) -> None:
 def run_case(fuzz: Fuzz, request: Request) -> None:
     """Send one request and hold its answer, and the memory after it, to every promise."""
     answer = send(fuzz, request)
-    fuzz.count("requests")
-    fuzz.count(f"status {answer.status}")
     try:
         check_answer(request, answer)
         finish(fuzz, answer)
