@@ -17,8 +17,9 @@ console = Console(stderr=True)
 # How long uvicorn's supervisor waits for a worker to answer its health ping before it kills the worker and starts
 # another. Its default, 5 s, is shorter than a worker can take to start (Python, the app's imports, the models) on a
 # busy machine, where it would kill every worker while it starts and the server would never serve. A worker that dies
-# is still replaced at once; only one that hangs waits this long.
-WORKER_HEALTHCHECK_S = 120
+# is still replaced at once; only one that hangs waits this long. The supervisor handles signals between its checks, so
+# a SIGTERM that comes while a worker starts may wait up to this long too.
+WORKER_HEALTHCHECK_S = 60
 
 
 def _loopback(host: str) -> bool:
