@@ -54,8 +54,8 @@ class BankContext:
         if not isinstance(profile, BankProfile):
             raise InvalidInputError(f"profile must be a BankProfile, got {type(profile).__name__}")
         limits = self._services.config.limits
-        validate.bounded_text(profile.name, "profile name", limits.max_name_chars)
-        validate.bounded_text(profile.background, "profile background", limits.max_message_chars)
+        validate.text(profile.name, "profile name", limits.max_name_chars)
+        validate.text(profile.background, "profile background", limits.max_message_chars)
         if profile.timezone is not None:  # model_copy(update=...) skips the model's own check
             try:
                 known_zone(profile.timezone)

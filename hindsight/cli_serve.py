@@ -14,6 +14,12 @@ from hindsight.errors import ConfigError
 from hindsight.server.auth import Keys
 
 console = Console(stderr=True)
+# How long uvicorn's supervisor waits for a worker to answer its health ping before it kills the worker and starts
+# another. Its default, 5 s, is shorter than a worker can take to start (Python, the app's imports, the models) on a
+# busy machine, where it would kill every worker while it starts and the server would never serve. A worker that dies
+# is still replaced at once; only one that hangs waits this long. The supervisor handles signals between its checks, so
+# a SIGTERM that comes while a worker starts may wait up to this long too.
+WORKER_HEALTHCHECK_S = 60
 
 
 def _loopback(host: str) -> bool:
@@ -59,7 +65,7 @@ def _cmd_serve(args: argparse.Namespace) -> None:
     os.environ[ENV_SERVE_DIR] = str(args.dir)
     os.environ[ENV_SERVE_CONFIG] = config.model_dump_json()
     uvicorn.run("hindsight.server.app:app_from_env", factory=True, host=server.host, port=server.port,
-                workers=server.workers, log_level=level)
+                workers=server.workers, log_level=level, timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
 
 
 def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -96,7 +96,7 @@ class WorkingMemories:
         return "{}" if fmt.json_schema is not None else fmt.template
 
     def _add(self, scope: str, text: str, note: str | None, reverted_from: int | None) -> WorkingMemory:
-        note = validate.bounded_text(note, "working memory note", 1_000)
+        note = None if note is None else validate.text(note, "working memory note", 1_000)
         return self.store.add_working_memory(self.bank_id, scope, text, note, reverted_from,
                                              datetime.now(timezone.utc))
 

@@ -141,7 +141,10 @@ class Runner:
         """The operation once it finished or the timeout passed; None when no process knows it."""
         future = self._running.get(op_id)
         if future is not None:
-            done, _ = await asyncio.wait([asyncio.wrap_future(future)], timeout=timeout_s)
+            waited = asyncio.wrap_future(future)
+            # A failure is the operation's record, read below: retrieved here, asyncio does not log it as lost.
+            waited.add_done_callback(lambda f: f.cancelled() or f.exception())
+            done, _ = await asyncio.wait([waited], timeout=timeout_s)
             if done:
                 await asyncio.sleep(0)  # let the done callback record it
         deadline = time.monotonic() + timeout_s

@@ -98,6 +98,12 @@ for field in ("speaker", "role"):
 case("profile-name-1MB", lambda e: e.bank.set_profile(BankProfile(name="n" * MB)), ContentTooLargeError)
 case("profile-background-2MB", lambda e: e.bank.set_profile(BankProfile(background="b" * 2 * MB)),
      ContentTooLargeError)
+# A lone surrogate cannot be stored as UTF-8: refused as input, not a serialization error at the write.
+case("profile-name-surrogate", lambda e: e.bank.set_profile(BankProfile(name="Maya \ud800")), InvalidInputError)
+case("profile-background-surrogate", lambda e: e.bank.set_profile(BankProfile(background="I \udfff")),
+     InvalidInputError)
+case("working-memory-note-surrogate", lambda e: e.bank.update_working_memory("# Maya", note="\ud800"),
+     InvalidInputError)
 
 
 def snapshot(env: Env) -> tuple[list[str], list[str], BankState, BankProfile]:
