@@ -219,8 +219,9 @@ def replay(bank: Bank, conversation: Conversation, budget: int, counter: TokenCo
             break
         following = turns[n + 1]
         condensed = bank.observe(scope).condensed
+        # The agent's own call, which keeps the block it compares the next one with (its observe finds nothing new).
         block = bank.context(following.messages[0].content[:max_query_chars], thread_id=THREAD, budget=budget,
-                             query_time=following.when, observe=False)
+                             query_time=following.when)
         log = bank.observation_log(scope)
         ever_logged.update(s for e in log for s in e.sources)
         kept = None if previous is None else block.stable_prefix >= len(stable_text(previous))
