@@ -15,7 +15,7 @@ demo: setup
 test: local
 	# The reinforcement-direction test needs qwen-1.5b (the 0.5B model's verdicts do not follow the facts).
 	.venv/bin/hindsight models install qwen-1.5b
-	HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q
+	HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q --durations=25
 
 lint: local
 	.venv/bin/ruff check hindsight tests eval bench

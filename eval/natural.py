@@ -6,10 +6,10 @@ ask it, among the first hits of recall, and does the current fact rank above the
 
 Each conversation of the fixture is retained into a fresh bank in the person's time zone, one retain call per
 session in date order (a dialogue as messages with their turn ids, a note as text; document id = session id; the
-timestamps carry the speaker's UTC offset). Each question is recalled at its `query_time`, as of that time (what was said later is not
-known yet), with a budget of 4096 tokens (and its `networks`, when it names them). A hit holds an answer when the
-source turns of its unit, or of the person's turn packed above it, include an answer turn (a note: its document is
-the note's session).
+timestamps carry the speaker's UTC offset). Each question is recalled at its `query_time`, as of that time (what
+was said later is not known yet), with a budget of 4096 tokens (and its `networks`, when it names them). A hit holds
+an answer when the source turns of its unit, or of the person's turn packed above it, include an answer turn (a
+note: its document is the note's session).
 
 - top1, top3: questions whose first hit holding an answer turn ranks 1st, or among the first 3;
 - current over old: `current` questions where the newest statement ranks above every old one (or no old one is

@@ -418,9 +418,20 @@ def assert_reranked_window(result: RecallResult, top_n: int) -> None:
 
 def test_blend_reranker(engine: Hindsight, bank: Bank) -> None:
     p = pipeline(engine, rerank={"backend": "blend", "top_n": 10})
-    result = p.recall(bank.indexes, "What pet did Maya get?", timezone.utc, query_time=QT, budget=10**6)
+    # In the world network alone no reply is ranked twice, so the whole window stays.
+    result = p.recall(bank.indexes, "What pet did Maya get?", timezone.utc, query_time=QT, budget=10**6,
+                      networks=["world"])
     assert "beagle" in result.hits[0].unit.text
     assert_reranked_window(result, 10)
+    # Across the networks, an agent's words ranked in the window with the exchange that holds them go.
+    every = p.recall(bank.indexes, "What pet did Maya get?", timezone.utc, query_time=QT, budget=10**6)
+    scored = [h for h in every.hits if h.rerank_score is not None]
+    def turns(hit: RecallHit) -> set[tuple[str, str]]:
+        return {(hit.unit.source.document_id, t) for t in hit.unit.source.turn_ids}
+
+    held = set().union(*(turns(h) for h in scored if h.unit.network is Network.WORLD))
+    assert len(scored) < 10 and every.candidates == len(every.hits)
+    assert not any(h.unit.network is Network.EXPERIENCE and turns(h) <= held for h in scored)
 
 
 def tiny_cross_encoder(path: Path) -> Path:
@@ -441,7 +452,8 @@ def tiny_cross_encoder(path: Path) -> Path:
 def test_cross_encoder_reranker(engine: Hindsight, bank: Bank, tmp_path: Path) -> None:
     model = tiny_cross_encoder(tmp_path)
     p = pipeline(engine, rerank={"backend": "cross-encoder", "model": str(model), "top_n": 8})
-    result = p.recall(bank.indexes, "Where does Maya live?", timezone.utc, query_time=QT, budget=10**6)
+    result = p.recall(bank.indexes, "Where does Maya live?", timezone.utc, query_time=QT, budget=10**6,
+                      networks=["world"])
     assert_reranked_window(result, 8)
     assert len({h.rerank_score for h in result.hits if h.rerank_score is not None}) > 1
     missing = pipeline(engine, rerank={"backend": "cross-encoder", "model": str(tmp_path / "absent")})

@@ -69,9 +69,10 @@ def test_a_reply_on_the_person_and_not_on_the_agent_packs_as_its_question(hs: Hi
     result = bank.recall("What is the name of my beagle?", budget=2000, query_time=WHEN)
     packed = " ".join(h.context for h in result.hits)
     assert packed.count(_ASK) == 1
-    assert not any(s in packed for s in [*_FILLER, _CRATE])  # no sentence of the reply answers it
-    assert all(not (is_reply(h.unit.text) and h.question is None and h.trim and h.trim.kept_sentences == 0)
-               for h in result.hits)  # a reply alone with nothing kept is not packed
+    # No sentence of the reply answers it: the reply, packed alone, shows its first sentence only.
+    assert not any(s in packed for s in [*_FILLER[1:], _CRATE])
+    alone = [h for h in result.hits if is_reply(h.unit.text) and h.question is None]
+    assert all(h.trim and h.trim.kept_sentences == 1 and _FILLER[0] in h.context for h in alone)
 
 
 @pytest.mark.parametrize("query", ["Crate sessions: how long at first, and by how much do they grow each day?",
@@ -87,7 +88,8 @@ def test_a_named_assistants_reply_is_excerpted_and_placed_as_an_unnamed_ones(hs:
         assert {n for u in bank.units() for n in u.source.agent_names} == {name or "assistant"}
     assert packed["Ava"] == [(turns, asked, trim, text.replace("assistant: ", "Ava: "))
                              for turns, asked, trim, text in packed[None]]
-    assert all(s not in " ".join(text for *_, text in packed["Ava"]) for s in _FILLER)  # elided, or not packed
+    # Elided, or not packed; a reply packed alone shows its first sentence.
+    assert all(s not in " ".join(text for *_, text in packed["Ava"]) for s in _FILLER[1:])
 
 
 def test_excerpt_finds_the_reply_of_a_named_assistant() -> None:
@@ -125,7 +127,8 @@ def test_a_reply_sentence_is_kept_when_it_adds_what_the_query_asks() -> None:
     assert excerpt(text, terms, counter, above=None).text.endswith("The Pinnacle Ridge trail closes at 7 pm.")
     reply = "assistant: " + " ".join(_FILLER) + " Our ridge guide is Ana."
     many = query_terms("Which ridge trail closes before sunset in winter?")  # ridge, trail, clos, sunset, winter
-    assert excerpt(reply, many, counter).kept_sentences == 0  # one word of five is no answer
+    alone = excerpt(reply, many, counter)  # one word of five is no answer: a reply alone shows its first sentence
+    assert alone.kept_sentences == 1 and alone.text.startswith(f"assistant: {_FILLER[0]} …")
     assert excerpt(reply, query_terms("Who guides the ridge?"), counter).text.endswith("Our ridge guide is Ana.")
 
 

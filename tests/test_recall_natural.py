@@ -20,11 +20,12 @@ def chat(hs: Hindsight, said: str, reply: str, when: str, document_id: str) -> N
                            timestamp=when, document_id=document_id)
 
 
-def _candidate(unit_id: str, network: Network, turns: list[str], channels: dict[Channel, float]) -> Candidate:
+def _candidate(unit_id: str, network: Network, turns: list[str], channels: dict[Channel, float],
+               text: str = "") -> Candidate:
     when = datetime(2024, 5, 1, tzinfo=timezone.utc)
-    unit = MemoryUnit(id=unit_id, bank_id="b", text=unit_id, network=network, occurred_start=when, occurred_end=when,
-                      mentioned_at=when, source=Source(document_id="d", turn_ids=turns), content_hash=unit_id,
-                      created_at=when)
+    unit = MemoryUnit(id=unit_id, bank_id="b", text=text or unit_id, network=network, occurred_start=when,
+                      occurred_end=when, mentioned_at=when, source=Source(document_id="d", turn_ids=turns),
+                      content_hash=unit_id, created_at=when)
     hits = [ChannelHit(channel=c, rank=1, score=score) for c, score in channels.items()]
     return Candidate(Fused(0, unit_id, hits, 0.0), unit, "")
 
@@ -36,13 +37,19 @@ def test_what_happened_in_the_named_period_and_matches_the_query_goes_first() ->
     assert [c.unit.id for c in inside_first([out, only_dated, inside])] == ["inside", "outside", "only-dated"]
 
 
-def test_an_exchange_stands_for_the_agents_words_it_holds() -> None:
-    told = _candidate("told", Network.EXPERIENCE, ["t2"], {Channel.SEMANTIC: 0.9})
-    other = _candidate("other", Network.WORLD, ["t0"], {Channel.SEMANTIC: 0.8})
-    exchange = _candidate("exchange", Network.WORLD, ["t1", "t2"], {Channel.SEMANTIC: 0.7})
-    action = _candidate("action", Network.EXPERIENCE, ["t9"], {Channel.SEMANTIC: 0.6})
-    kept = collapse_parts([told, other, exchange, action])
-    assert [c.unit.id for c in kept] == ["other", "exchange", "action"]
+def test_an_exchange_stands_for_the_agents_words_it_quotes() -> None:
+    reply = "Ava: Try cetirizine.\nThen rinse with saline in the evening. Does that help?"
+    told = _candidate("told", Network.EXPERIENCE, ["t2"], {Channel.SEMANTIC: 0.9},
+                      "Ava: Try cetirizine. Then rinse with saline in the evening.")
+    other = _candidate("other", Network.WORLD, ["t0"], {Channel.SEMANTIC: 0.8}, "Maya: I moved.")
+    exchange = _candidate("exchange", Network.WORLD, ["t1", "t2"], {Channel.SEMANTIC: 0.7},
+                          f"Maya: My hay fever is back.\n{reply}")
+    elsewhere = _candidate("elsewhere", Network.EXPERIENCE, ["t9"], {Channel.SEMANTIC: 0.6}, "Ava: Try cetirizine.")
+    kept = collapse_parts([told, other, exchange, elsewhere])
+    assert [c.unit.id for c in kept] == ["other", "exchange", "elsewhere"]
+    # A narrative fact of the same turns that does not quote the reply (an LLM extractor's) stands for nothing.
+    fact = _candidate("fact", Network.WORLD, ["t1", "t2"], {Channel.SEMANTIC: 0.7}, "Maya has hay fever.")
+    assert [c.unit.id for c in collapse_parts([told, fact])] == ["told", "fact"]
 
 
 def test_what_the_agent_told_the_person_is_in_the_experience_network(hs: Hindsight) -> None:

@@ -131,12 +131,18 @@ def test_reretain_does_not_duplicate_and_change_updates_in_place(sample_bank: Ba
     again = sample_bank.retain(s1.messages, timestamp=s1.date, document_id=s1.id)
     assert again.created == 0 and again.unchanged == len(again.units) > 0
     assert snapshot(sample_bank) == before
+    held = [u for u in sample_bank.units() if u.source.document_id == s1.id]
     edited = list(s1.messages)
     edited[-1] = Message(speaker="Ava", role="assistant", content="Priya sounds great. Enjoy the Sunday long runs!",
                          timestamp=s1.date)
     updated = sample_bank.retain(edited, timestamp=s1.date, document_id=s1.id)
-    assert updated.created == 1 and updated.removed == 1 and updated.unchanged == len(updated.units) - 1
-    assert len(sample_bank.units()) == len(before[0])
+    # Only the units that hold the edited turn change: its exchange, and the agent's words when the reply still
+    # tells something ("Priya sounds great." does not: the rest is an exclamation).
+    last = f"t{len(edited) - 1}"
+    changed = [u for u in updated.units if last in u.source.turn_ids]
+    assert updated.created == len(changed) == 1 and updated.unchanged == len(updated.units) - 1
+    assert updated.removed == len([u for u in held if last in u.source.turn_ids]) == 2
+    assert len(sample_bank.units()) == len(before[0]) - updated.removed + updated.created
     texts = [u.text for u in sample_bank.units()]
     assert any("Enjoy the Sunday long runs" in t for t in texts)
     assert not any("A Sunday long run is a classic plan" in t for t in texts)
@@ -194,10 +200,13 @@ def test_forget_removes_unit_everywhere(sample_bank: Bank, hs: Hindsight) -> Non
     assert sample_bank.links(unit.id)
     held = sample_bank.indexes.vector_count()
     assert held == len(sample_bank.indexes.vector_labels()) == len(sample_bank.units())
-    sample_bank.forget(unit.id)
+    gone = sample_bank.forget(unit.id)
     with pytest.raises(UnitNotFoundError):
         sample_bank.get_unit(unit.id)
-    assert sample_bank.indexes.vector_count() == held - 1 == len(sample_bank.indexes.vector_labels())
+    # The unit goes with the units that copied its text (the agent's reply, held again as its own words).
+    assert gone.unit_ids == [unit.id] and all(c not in gone.unit_ids for c in gone.copied_ids)
+    removed = 1 + len(gone.copied_ids) + len(gone.derived_ids)
+    assert sample_bank.indexes.vector_count() == held - removed == len(sample_bank.indexes.vector_labels())
     assert sample_bank.links(unit.id) == []
     assert all(link.dst != unit.id and link.src != unit.id for link in hs.store.all_links(sample_bank.id))
     assert label not in [h.label for h in sample_bank.indexes.search_lexical("beagle Pepper", 10)]

@@ -1,17 +1,30 @@
 """An agent's reply is held twice: in the unit of the exchange it ends (the world network) and in a unit of the
 agent's own words (experience: its actions, or what it told the person). Searched in one network, each is found on
 its own. Ranked together, the two would show one reply twice and push the next memory down; the exchange, which also
-holds the turn the reply answers, stands for both, in its own place."""
+holds the turn the reply answers, stands for both, in its own place. A world fact that only names the reply's turn
+(an LLM extractor's narrative fact) does not quote it, and stands for nothing."""
 
 from __future__ import annotations
 
-from hindsight.models import Network
+from hindsight.models import MemoryUnit, Network
 from hindsight.recall.ranked import Candidate
+from hindsight.text import split_sentences
 
 
 def collapse_parts(cands: list[Candidate]) -> list[Candidate]:
-    """`cands` without the experience units whose turns world candidates hold."""
-    held = {(c.unit.source.document_id, t) for c in cands if c.unit.network is Network.WORLD
-            for t in c.unit.source.turn_ids}
-    return [c for c in cands if c.unit.network is not Network.EXPERIENCE
-            or not all((c.unit.source.document_id, t) in held for t in c.unit.source.turn_ids)]
+    """`cands` without the experience units that a world candidate of the same turns quotes word for word."""
+    world = [c.unit for c in cands if c.unit.network is Network.WORLD]
+    if not world:
+        return cands
+    return [c for c in cands if c.unit.network is not Network.EXPERIENCE or not any(_quotes(w, c.unit) for w in world)]
+
+
+def _quotes(exchange: MemoryUnit, part: MemoryUnit) -> bool:
+    """Whether the exchange holds the part's turns and quotes each of its sentences."""
+    if exchange.source.document_id != part.source.document_id or not part.source.turn_ids:
+        return False
+    if not set(part.source.turn_ids) <= set(exchange.source.turn_ids):
+        return False
+    said = " ".join(exchange.text.split())
+    body = part.text.split(": ", 1)[-1]
+    return all(" ".join(s.split()) in said for s in split_sentences(body))

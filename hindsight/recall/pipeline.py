@@ -85,10 +85,11 @@ class RecallPipeline:
     def recall(
         self, indexes: BankSearch, query: str, zone: tzinfo, *, budget: int = DEFAULT_BUDGET,
         networks: Iterable[Network | str] | None = None, query_time: TimeArg | None = None,
-        as_of: TimeArg | None = None, top_k: int | None = None,
+        as_of: TimeArg | None = None, top_k: int | None = None, apart: bool = False,
     ) -> RecallResult:
         """Recall from the bank whose indexes these are, in its time zone `zone`; the other arguments are those of
-        `Bank.recall`."""
+        `Bank.recall`. With `apart`, for a caller that shows each network apart (reflect), an agent's words stay in
+        the experience network even when the exchange that quotes them ranks too (parts.py)."""
         req = make_request(query, budget, networks, query_time, as_of, top_k, self.max_query_chars, zone)
         timer = _Timer()
         start = time.perf_counter()
@@ -110,7 +111,10 @@ class RecallPipeline:
             if scores is not None:
                 order = sorted(range(len(cands)), key=lambda i: -scores[i])  # stable: ties keep the fused order
                 cands = [cands[i] for i in order]
-            cands = collapse_parts(cands)
+            if not apart:
+                collapsed = collapse_parts(cands)
+                result.candidates -= len(cands) - len(collapsed)
+                cands = collapsed
             if result.time_range is not None:
                 cands = inside_first(cands)
         with timer("replies"):

@@ -86,7 +86,7 @@ class RecallResult(BaseModel):
     budget: int
     tokens_used: int
     hits: list[RecallHit]
-    candidates: int = 0
+    candidates: int = 0  # memories ranked; an agent's reply ranked with the exchange that holds it counts once
     # Wall-clock ms per stage, and "total". "lexical" runs on a side thread while the query is embedded;
     # "lexical_wait" is how long the channels then waited for it.
     timings_ms: dict[str, float] = Field(default_factory=dict)

@@ -73,7 +73,8 @@ class Reflector:
         if budget is not None and count(budget, "budget") < 1:
             raise InvalidInputError("reflect needs a budget of at least 1 token: without memories there is no answer")
         budget = self.config.answer.budget if budget is None else budget
-        recalled = self.recall.recall(bank.indexes, query, bank.zone, budget=budget, query_time=query_time)
+        recalled = self.recall.recall(bank.indexes, query, bank.zone, budget=budget, query_time=query_time,
+                                      apart=True)
         if not has_visible(recalled.query):
             raise InvalidInputError("the query has nothing to ask once private spans and invisible characters go")
         hits = recalled.hits

@@ -63,9 +63,9 @@ _TOLD_WORDS = 8
 
 
 def told_sentences(text: str) -> list[str]:
-    """The statements of an assistant's turn, in order (its questions left out), when together they say something:
-    what the agent told the person, recallable as the agent's own words."""
-    kept = [s for s in _sentences(text) if not s.endswith("?")]
+    """The statements of an assistant's turn, in order, when together they say something: what the agent told the
+    person, recallable as the agent's own words. Questions and exclamations ("Great job!") are left out."""
+    kept = [s for s in _sentences(text) if not s.endswith(("?", "!"))]
     return kept if sum(len(s.split()) for s in kept) >= _TOLD_WORDS else []
 
 
