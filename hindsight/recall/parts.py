@@ -13,18 +13,23 @@ from hindsight.text import split_sentences
 
 def collapse_parts(cands: list[Candidate]) -> list[Candidate]:
     """`cands` without the experience units that a world candidate of the same turns quotes word for word."""
-    world = [c.unit for c in cands if c.unit.network is Network.WORLD]
+    world = [(c.unit, _flat(c.unit.text)) for c in cands if c.unit.network is Network.WORLD]
     if not world:
         return cands
-    return [c for c in cands if c.unit.network is not Network.EXPERIENCE or not any(_quotes(w, c.unit) for w in world)]
+    return [c for c in cands if c.unit.network is not Network.EXPERIENCE
+            or not any(_quotes(w, said, c.unit) for w, said in world)]
 
 
-def _quotes(exchange: MemoryUnit, part: MemoryUnit) -> bool:
-    """Whether the exchange holds the part's turns and quotes each of its sentences."""
+def _flat(text: str) -> str:
+    """The text with each run of whitespace one space, so that a quote matches across line breaks."""
+    return " ".join(text.split())
+
+
+def _quotes(exchange: MemoryUnit, said: str, part: MemoryUnit) -> bool:
+    """Whether the exchange (whose flattened text is `said`) holds the part's turns and quotes each of its
+    sentences."""
     if exchange.source.document_id != part.source.document_id or not part.source.turn_ids:
         return False
     if not set(part.source.turn_ids) <= set(exchange.source.turn_ids):
         return False
-    said = " ".join(exchange.text.split())
-    body = part.text.split(": ", 1)[-1]
-    return all(" ".join(s.split()) in said for s in split_sentences(body))
+    return all(_flat(s) in said for s in split_sentences(part.text.split(": ", 1)[-1]))
