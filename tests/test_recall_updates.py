@@ -14,7 +14,7 @@ from hindsight import Bank, Hindsight, Message
 from hindsight.embed.base import Embedder
 from hindsight.models import LinkType, MemoryUnit, Network, Source
 from hindsight.recall.types import RecallResult
-from hindsight.recall.updates import named, speaker
+from hindsight.recall.updates import named, party, speaker
 
 QT = "2024-11-01T12:00:00"
 SESSIONS = [
@@ -239,3 +239,60 @@ def test_what_a_unit_names_besides_its_speaker_and_the_agent() -> None:
     said = unit("Priya Shah: Mornings are the gym. I go to the Goodlife on Monday, and TD charged my baby brother."
                 "\nAva: Tell Kelleher.", ["Priya Shah", "Ava", "Bytown Savings"])
     assert named(said) == {"bytown", "savings", "goodlife", "td", "~brother"}
+
+
+# An old session's long reply (a unit of its own) talks about the person's treatment in the question's own words;
+# the person's later turn changes it in other words.
+TREATED = [
+    ("2024-08-14T20:00:00", [
+        ("Nadia", "user", "I was diagnosed with rheumatoid arthritis last week. My rheumatologist started me on "
+                          "methotrexate, 15 mg once a week on Friday nights, plus folic acid."),
+        ("Lumen", "assistant", "I'm sorry, that's a lot to take in. Methotrexate is the usual first treatment for "
+                               "rheumatoid arthritis, and many people take it for years. Taking it on Friday nights "
+                               "gives the weekend for any nausea. Keep taking the folic acid, it eases the side "
+                               "effects. Ask about bloodwork, since people who take methotrexate get their liver "
+                               "checked every few months. It can take six to twelve weeks before you notice the "
+                               "arthritis easing, so be patient with it. Many people who take it keep a small "
+                               "diary of stiffness each morning, which helps at the follow-up. And if the nausea "
+                               "gets bad, the weekly dose can often be split or given as an injection instead. "
+                               "Gentle movement helps the joints too: warm water in the morning, a short walk, and "
+                               "hand exercises while the kettle boils. Tell me how the first month goes, and we can "
+                               "plan the questions for your next appointment together."),
+    ]),
+    ("2024-10-02T21:00:00", [
+        ("Nadia", "user", "Quick one. The first shot was fine, I did it myself in my thigh. So it's the Humira "
+                          "biosimilar pen every other Wednesday from now on, no more pills, and my stomach is "
+                          "thanking me."),
+        ("Lumen", "assistant", "Well done on the first shot!"),
+    ]),
+]
+
+
+def test_an_old_reply_that_ranks_first_for_a_question_about_now_goes_below_the_persons_later_turn(
+        tmp_path: Path, minilm: Embedder) -> None:
+    # The August reply shares the question's words ("take", "arthritis") and ranks first, showing what Nadia took
+    # then; it speaks of her as she was, so her October turn, as close to it as the question is, goes above it.
+    with Hindsight(tmp_path / "memdir", embedder=minilm) as hs:
+        b = hs.bank("nadia")
+        for n, (when, turns) in enumerate(TREATED):
+            b.retain([Message(speaker=s, role=r, content=t) for s, r, t in turns], timestamp=when,
+                     document_id=f"s{n + 1}")
+        now = b.recall("What do I take for my arthritis now?", budget=2000, query_time="2024-10-20T12:00:00")
+        assert rank(now, "Humira") < rank(now, "usual first treatment")
+        assert now.hits[rank(now, "Humira")].supersedes is not None
+        past = b.recall("What did I take for my arthritis at first?", budget=2000, query_time="2024-10-20T12:00:00")
+        assert rank(past, "usual first treatment") < rank(past, "Humira")
+
+
+def test_whose_state_a_unit_tells_is_its_speaker_or_the_person_a_reply_answers() -> None:
+    def unit(text: str, lead: str | None = None) -> MemoryUnit:
+        return MemoryUnit(id="u", bank_id="b", text=text, network=Network.WORLD, occurred_start=None,
+                          occurred_end=None, mentioned_at=datetime(2024, 1, 1, tzinfo=timezone.utc), lead=lead,
+                          source=Source(document_id="d", agent_names=["Ava"]), content_hash="h",
+                          created_at=datetime(2024, 1, 1, tzinfo=timezone.utc))
+
+    assert party(unit("Kim: I switched dentists.\nAva: Noted.")) == "Kim"
+    assert party(unit("Ava: Dr. Okafor is a good choice.", lead="Kim: ...I switched dentists.")) == "Kim"
+    assert party(unit("Ava: Dr. Okafor is a good choice.")) is None  # whose turn it answers is not known
+    assert party(unit("Ava: A good choice.", lead="...a line without a speaker")) is None
+    assert party(unit("A plain note without a label.")) is None

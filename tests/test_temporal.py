@@ -130,6 +130,11 @@ PHRASES_JUNE_9 = [
     ("late March 2023", "2023-03-22", "2023-03-31"),
     ("mid-March", "2024-03-11", "2024-03-21"),
     ("the end of the month", "2024-06-26", "2024-06-30"),
+    ("the last weekend of May", "2024-05-25", "2024-05-26"),
+    ("the first week of May", "2024-05-01", "2024-05-07"),
+    ("the second weekend in June 2023", "2023-06-10", "2023-06-11"),
+    ("the last week of the month", "2024-06-24", "2024-06-30"),
+    ("the final weekend of March", "2024-03-30", "2024-03-31"),
     # seasons and weekends
     ("last summer", "2023-06-01", "2023-08-31"),
     ("this spring", "2024-03-01", "2024-05-31"),

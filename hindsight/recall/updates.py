@@ -25,6 +25,8 @@ changed or ended value (hindsight/claims/, retain/updates.py). Recall reads thos
   close to it as the query is (cosine of the stored embeddings): a change said in words no claim or topic knows
   ("we pulled Mateo out of Lincoln, he's at Riverside Montessori now"); when none is, their later statement that
   announces a change and is the closest to it of those. One such move per person, and nothing is marked by it.
+  In these last two, an agent's reply counts as a statement of the person whose turn it answers (`party`): an old
+  session's reply that ranks first speaks of the person as they were then.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def apply_updates(
     if intent.asks_present and not asks_period:
         _latest_first(store, bank_id, out, intent)
     if intent.current and not intent.past and not asks_period:
-        people = {c.unit.id: speaker(c.unit) for c in out.candidates}
+        people = {c.unit.id: party(c.unit) for c in out.candidates}
         changes = {c.unit.id for c in out.candidates if people[c.unit.id] is not None and _announces(c.unit)}
         _announced_first(out, people, changes)
         if query_vector is not None:
@@ -210,6 +212,15 @@ def speaker(unit: MemoryUnit) -> str | None:
     if not sep or "\n" in label or len(label) > 64 or reply_start(unit.text, unit.source.agent_names) == 0:
         return None
     return label
+
+
+def party(unit: MemoryUnit) -> str | None:
+    """Whose state the unit tells: its speaker, or for the agent's reply, the person whose turn it answers (the
+    speaker its lead quotes). An old session's reply speaks of that person as they were then."""
+    if (who := speaker(unit)) is not None or unit.lead is None or reply_start(unit.text, unit.source.agent_names) != 0:
+        return who
+    label, sep, _ = unit.lead.partition(": ")
+    return label if sep and "\n" not in label and len(label) <= 64 else None
 
 
 def _attributes(edge: GraphEdge) -> set[str]:

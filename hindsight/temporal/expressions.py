@@ -64,6 +64,8 @@ week"
                                months of a year or season, years of a decade)
 "the beginning/end of X"       first / last sixth of X, at least one unit ("end of last year"
                                = Nov..Dec)
+"the first/.../last week of    days 1-7, 8-14, 15-21, 22-28 / the last seven days of the month;
+a month"                       "the Nth/last weekend of" it: its Nth / last Saturday and Sunday
 "last night"                   the previous day; "tonight", "this morning": the reference day
 "the 1990s", "the '90s"        1990..1999; "the 1800s" is a century, "the 2000s" a decade;
                                two-digit decades are 20xx if not after the reference year

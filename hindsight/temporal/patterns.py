@@ -156,9 +156,10 @@ FILLER_RE = re.compile(r"(?:[\s,.;:!?()\"']|\b(?:in|on|at|during|from|since|by|a
 
 # --- context: searched in the text around a match -------------------------------------------
 
-# Just before a match: "early", "mid-", "the end of".
+# Just before a match: "early", "mid-", "the end of", "the last weekend of", "the first week in".
 MODIFIER_BEFORE_RE = re.compile(
     r"(?:\b(?:the\s+)?(?:very\s+)?(?P<edge>beginning|start|end|middle)\s+of\s+(?:the\s+)?"
+    r"|\b(?:the\s+)?(?P<nth>first|second|third|fourth|last|final)\s+(?P<nth_u>week|weekend)\s+(?:of|in)\s+"
     r"|\b(?:the\s+)?(?P<third>early|mid|late)(?:\s*-\s*|\s+)(?:in\s+)?)$"
 )
 PREV_WORD_RE = re.compile(r"\b(?P<w>[a-z]+)\s+(?:the\s+)?$")

@@ -58,6 +58,24 @@ def _apply_modifier(interval: Interval, kind: str) -> Interval:
     return date(first.year + lo, 1, 1), date(first.year + hi - 1, 12, 31), "range"
 
 
+_ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3}
+
+
+def _nth_of_month(first: date, nth: str, unit: str) -> Interval:
+    """The first..fourth or last week (days 1-7, 8-14, ..., the last seven) or weekend (the month's Nth or last
+    Saturday, and the Sunday after it) of `first`'s month."""
+    days = monthrange(first.year, first.month)[1]
+    if unit == "week":
+        lo = days - 7 if nth in ("last", "final") else 7 * _ORDINALS[nth]
+        return first + timedelta(days=lo), first + timedelta(days=lo + 6), "range"
+    saturday = first + timedelta(days=(5 - first.weekday()) % 7)
+    if nth in ("last", "final"):
+        saturday += timedelta(days=7 * ((days - saturday.day) // 7))
+    else:
+        saturday += timedelta(days=7 * _ORDINALS[nth])
+    return saturday, saturday + timedelta(days=1), "weekend"
+
+
 def resolve(m: re.Match[str], c: Context, floor: int) -> tuple[int, Interval] | None:
     """(span start, interval) for one match, absorbing a preceding "early"/"the end of" after `floor`."""
     family = m.lastgroup
@@ -66,6 +84,10 @@ def resolve(m: re.Match[str], c: Context, floor: int) -> tuple[int, Interval] | 
     if interval is None or interval[0] > interval[1]:
         return None
     if interval[2] in _MODIFIABLE and (mod := modifier_before(c, start)) and mod.start() >= floor:
+        if mod["nth"]:
+            if interval[2] != "month":
+                return start, interval
+            return mod.start(), _nth_of_month(interval[0], mod["nth"], mod["nth_u"])
         edge = mod["edge"]
         kind = {"beginning": "begin", "start": "begin", "middle": "mid"}.get(edge, edge) if edge else mod["third"]
         interval, start = _apply_modifier(interval, kind), mod.start()
