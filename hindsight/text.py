@@ -14,6 +14,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _VISIBLE = re.compile(r"[^\s\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\ud800-\udfff]")
 
 
+def flat(text: str) -> str:
+    """The text with each run of whitespace one space, so that a quote matches across line breaks."""
+    return " ".join(text.split())
+
+
 def split_sentences(text: str) -> list[str]:
     """The sentences of `text`, split after '.', '!' or '?' followed by whitespace."""
     return [s for s in _SENTENCE_END.split(text.strip()) if s]

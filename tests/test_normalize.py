@@ -9,7 +9,7 @@ from hindsight.errors import ContentTooLargeError, InvalidInputError
 from hindsight.models import Message
 from hindsight.retain.normalize import content_hash, normalize
 from hindsight.temporal.values import parse_time
-from hindsight.text import clean_text, strip_private
+from hindsight.text import clean_text, flat, strip_private
 
 LIMITS = LimitsConfig()
 
@@ -39,6 +39,10 @@ def test_strip_private(text: str, expected: str) -> None:
 
 def test_clean_text_removes_control_chars_and_surrogates() -> None:
     assert clean_text("a\x00b\x07c \ud800 d\n\te") == "a b c ? d e"
+
+
+def test_flat_makes_each_run_of_whitespace_one_space() -> None:
+    assert flat("  I said:\n\tthe blue   one ") == "I said: the blue one"
 
 
 def test_parse_time() -> None:

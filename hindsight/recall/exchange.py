@@ -14,6 +14,7 @@ from hindsight.models import MemoryUnit
 from hindsight.recall.excerpt import reply_start
 from hindsight.recall.types import RecallHit
 from hindsight.store.base import MemoryStore, UnitFilter
+from hindsight.text import flat
 
 # Units searched before a reply for its question: the reply's other chunks and the agent's actions come first.
 LOOK_BACK = 6
@@ -26,14 +27,10 @@ def is_reply(text: str, agent_names: Sequence[str] = ()) -> bool:
     return reply_start(text, agent_names) == 0
 
 
-def _flat(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _quoted(lead: str) -> str:
     """The words a lead ("user: ...end of the turn") quotes from the turn."""
     _, _, quote = lead.partition(": ")
-    return _flat(quote.removeprefix("..."))
+    return flat(quote.removeprefix("..."))
 
 
 def question_of(unit: MemoryUnit, before: Sequence[MemoryUnit], unit_filter: UnitFilter | None) -> MemoryUnit | None:
@@ -47,7 +44,7 @@ def question_of(unit: MemoryUnit, before: Sequence[MemoryUnit], unit_filter: Uni
             lead = lead or other.lead  # the first chunk of a split reply carries the lead
             continue
         answered = reply_start(other.text, other.source.agent_names) is not None
-        if lead is None or answered or _quoted(lead) not in _flat(other.text):
+        if lead is None or answered or _quoted(lead) not in flat(other.text):
             return None
         if unit_filter is not None and not unit_filter.admits(other):
             return None

@@ -8,21 +8,16 @@ from __future__ import annotations
 
 from hindsight.models import MemoryUnit, Network
 from hindsight.recall.ranked import Candidate
-from hindsight.text import split_sentences
+from hindsight.text import flat, split_sentences
 
 
 def collapse_parts(cands: list[Candidate]) -> list[Candidate]:
     """`cands` without the experience units that a world candidate of the same turns quotes word for word."""
-    world = [(c.unit, _flat(c.unit.text)) for c in cands if c.unit.network is Network.WORLD]
+    world = [(c.unit, flat(c.unit.text)) for c in cands if c.unit.network is Network.WORLD]
     if not world:
         return cands
     return [c for c in cands if c.unit.network is not Network.EXPERIENCE
             or not any(_quotes(w, said, c.unit) for w, said in world)]
-
-
-def _flat(text: str) -> str:
-    """The text with each run of whitespace one space, so that a quote matches across line breaks."""
-    return " ".join(text.split())
 
 
 def _quotes(exchange: MemoryUnit, said: str, part: MemoryUnit) -> bool:
@@ -32,4 +27,4 @@ def _quotes(exchange: MemoryUnit, said: str, part: MemoryUnit) -> bool:
         return False
     if not set(part.source.turn_ids) <= set(exchange.source.turn_ids):
         return False
-    return all(_flat(s) in said for s in split_sentences(part.text.split(": ", 1)[-1]))
+    return all(flat(s) in said for s in split_sentences(part.text.split(": ", 1)[-1]))

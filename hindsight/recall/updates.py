@@ -206,21 +206,23 @@ def _restated_first(out: UpdateOrder, query_vector: np.ndarray, people: dict[str
         out.placed_above[newer.unit.id] = older.unit.id
 
 
+def _label(text: str) -> str | None:
+    """The speaker label a line of text opens with ("Danny: ..."), or None."""
+    label, sep, _ = text.partition(": ")
+    return label if sep and "\n" not in label and len(label) <= 64 else None
+
+
 def speaker(unit: MemoryUnit) -> str | None:
     """Who says the unit's first line ("Danny: ..."); None when that is the agent or the text has no label."""
-    label, sep, _ = unit.text.partition(": ")
-    if not sep or "\n" in label or len(label) > 64 or reply_start(unit.text, unit.source.agent_names) == 0:
-        return None
-    return label
+    return None if reply_start(unit.text, unit.source.agent_names) == 0 else _label(unit.text)
 
 
 def party(unit: MemoryUnit) -> str | None:
     """Whose state the unit tells: its speaker, or for the agent's reply, the person whose turn it answers (the
     speaker its lead quotes). An old session's reply speaks of that person as they were then."""
-    if (who := speaker(unit)) is not None or unit.lead is None or reply_start(unit.text, unit.source.agent_names) != 0:
-        return who
-    label, sep, _ = unit.lead.partition(": ")
-    return label if sep and "\n" not in label and len(label) <= 64 else None
+    if reply_start(unit.text, unit.source.agent_names) != 0:
+        return _label(unit.text)
+    return None if unit.lead is None else _label(unit.lead)
 
 
 def _attributes(edge: GraphEdge) -> set[str]:
