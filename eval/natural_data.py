@@ -71,7 +71,7 @@ def load_fixture(path: Path) -> Fixture:
     return Fixture.model_validate_json(path.read_text(encoding="utf-8"))
 
 
-def _offset_problem(where: str, when: datetime, zone: ZoneInfo) -> str | None:
+def offset_problem(where: str, when: datetime, zone: ZoneInfo) -> str | None:
     if when.tzinfo is None:
         return f"{where}: {when.isoformat()} has no UTC offset"
     if when.utcoffset() != when.astimezone(zone).utcoffset():
@@ -99,12 +99,12 @@ def fixture_problems(fixture: Fixture) -> list[str]:
             continue
         said: dict[str, tuple[str, datetime]] = {}
         for s in conv.sessions:
-            problems += [p for p in [_offset_problem(s.id, s.date, zone)] if p]
+            problems += [p for p in [offset_problem(s.id, s.date, zone)] if p]
             said |= {t.id: (t.role, s.date) for t in s.turns or []}
             if s.note is not None:
                 said[s.id] = ("user", s.date)
         for q in conv.questions:
-            problems += [p for p in [_offset_problem(q.id, q.query_time, zone)] if p]
+            problems += [p for p in [offset_problem(q.id, q.query_time, zone)] if p]
             for turn in [*q.answer_turns, *q.old_turns]:
                 if turn not in said:
                     problems.append(f"{q.id}: {turn} is no turn of {conv.id}")
