@@ -1,5 +1,5 @@
-"""The listwise LLM reranker without a model: its prompt, the reply's reading, the scores it returns, and how it
-falls back to the blend. The real model's run is in test_llm_rerank_real.py."""
+"""The listwise LLM reranker with scripted LLMs: its prompt, the reply's reading, the scores it returns, how it falls
+back to the blend, and its place in the engine's recall. The real model's run is in test_llm_rerank_real.py."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -15,9 +16,10 @@ from hypothesis import strategies as st
 
 from hindsight import Hindsight, HindsightConfig
 from hindsight.config import RerankConfig
+from hindsight.embed.base import Embedder
 from hindsight.errors import ConfigError, LLMRequestError
-from hindsight.llm.base import LLMResponse
-from hindsight.models import MemoryUnit, Network, Source
+from hindsight.llm.base import LLM, ChatMessage, LLMResponse
+from hindsight.models import LLMUsage, MemoryUnit, Network, Source
 from hindsight.recall.format import TokenCounter, hit_header
 from hindsight.recall.llm_rerank import (
     TEXT_TOKENS,
@@ -27,6 +29,7 @@ from hindsight.recall.llm_rerank import (
     reordered_scores,
     reply_tokens,
 )
+from hindsight.recall.pipeline import RecallPipeline
 from hindsight.recall.ranked import Candidate, Fused
 from hindsight.recall.rerank import BlendReranker, Reranker, RerankQuery
 from hindsight.recall.rerank_factory import make_reranker
@@ -178,3 +181,70 @@ def test_an_engine_without_an_llm_refuses_backend_llm(tmp_path: Path) -> None:
         Hindsight(tmp_path / "m", config)
     with Hindsight(tmp_path / "m", config.updated({"recall": {"rerank": {"backend": "blend"}}})):
         pass  # the refused open left the directory unlocked
+
+
+
+class Picker(LLM):
+    """Ranks first the numbered memory that holds `word`, as a model that read the prompt would."""
+
+    name = "picker"
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+        self.prompts: list[str] = []
+
+    def complete(self, messages: Sequence[ChatMessage], **options: Any) -> LLMResponse:
+        self.prompts.append(messages[-1].content)
+        line = next(x for x in messages[-1].content.splitlines() if self.word in x and x[:1].isdigit())
+        return LLMResponse(json.dumps({"ranking": [int(line.split(".", 1)[0])]}), LLMUsage(100, 5, 1), "stop")
+
+
+FACTS = ["Priya's sister studies medicine in Chicago.", "Priya adopted a grey cat named Miso.",
+         "Priya bakes sourdough bread on Sundays.", "Priya moved to Providence last spring."]
+QUESTION = "Which pet does Priya have?"
+NO_BACKGROUND = {"reflect": {"work": {"background": False}}}
+
+
+def _engine(tmp_path: Path, llm: LLM, minilm: Embedder) -> Hindsight:
+    config = HindsightConfig.from_dict({**NO_BACKGROUND, "recall": {"rerank": {"backend": "llm", "llm_top_n": 3}}})
+    hs = Hindsight(tmp_path / "m", config, llm=llm, embedder=minilm)
+    for i, fact in enumerate(FACTS):
+        hs.bank("b").retain(fact, timestamp=ASKED - timedelta(days=10 - i), document_id=f"d{i}")
+    return hs
+
+
+def _blend_ids(hs: Hindsight) -> list[str]:
+    """The hits of QUESTION under the blend alone."""
+    config = HindsightConfig.from_dict({**NO_BACKGROUND, "recall": {"rerank": {"backend": "blend"}}})
+    pipeline = RecallPipeline(config, hs.store, hs.embedder)
+    try:
+        return [h.unit.id for h in pipeline.recall(hs.bank("b").indexes, QUESTION, UTC, query_time=ASKED).hits]
+    finally:
+        pipeline.close()
+
+
+def test_the_engine_ranks_recall_by_its_llm_and_counts_the_call_for_the_bank(tmp_path: Path, minilm: Embedder) -> None:
+    with _engine(tmp_path, Picker("cat"), minilm) as hs:
+        picker = hs.llm.inner  # type: ignore[union-attr]
+        got = hs.bank("b").recall(QUESTION, query_time=ASKED)
+        blend = _blend_ids(hs)
+        assert len(picker.prompts) == 1 and "Miso" in got.hits[0].unit.text
+        cat = got.hits[0].unit.id
+        # The LLM saw the blend's top 3 only; everything else keeps the blend's order.
+        shown = [x for x in picker.prompts[0].splitlines() if x[:1].isdigit()]
+        assert len(shown) == 3 and cat in blend[:3]
+        assert [h.unit.id for h in got.hits] == [cat, *(x for x in blend if x != cat)]
+        scores = [h.score for h in got.hits]
+        assert scores == sorted(scores, reverse=True)
+        assert hs.llm_usage.bank("b").calls == 1 and hs.bank("b").llm_usage().calls == 1
+
+
+def test_a_failing_llm_leaves_recall_in_the_blends_order(
+    tmp_path: Path, minilm: Embedder, caplog: pytest.LogCaptureFixture,
+) -> None:
+    failing = FakeScriptedLLM([LLMRequestError("connection refused", retryable=True)])
+    with _engine(tmp_path, failing, minilm) as hs:
+        with caplog.at_level(logging.WARNING, logger="hindsight.recall.llm_rerank"):
+            got = hs.bank("b").recall(QUESTION, query_time=ASKED)
+        assert "LLM rerank failed" in caplog.text and "connection refused" in caplog.text and failing.remaining == 0
+        assert [h.unit.id for h in got.hits] == _blend_ids(hs)
