@@ -99,9 +99,10 @@ def test_the_llm_reorders_the_blends_top_and_the_rest_follow_in_blend_order() ->
     assert scores is not None and scores[5] == 2.0 and scores[4] == 1.0
     prompt = llm.prompts[0]
     user = prompt[-1].content
-    assert "Question (asked on Wednesday, July 10, 2024): Where does Maya work now?" in user
+    assert user.startswith("Today is 2024-07-10.\n\nMemories:\n") and "\nQuestion: Where does Maya work now?\n" in user
     lines = [line for line in user.splitlines() if line[:2] in ("1.", "2.", "3.", "4.", "5.")]
-    assert lines == [f"{n}. {cands[i].header} {cands[i].unit.text}" for n, i in enumerate([1, 0, 3, 2], 1)]
+    days = {i: (ASKED - timedelta(days=i + 1)).date().isoformat() for i in range(6)}
+    assert lines == [f"{n}. {cands[i].unit.text} ({days[i]})" for n, i in enumerate([1, 0, 3, 2], 1)]
     schema = json.loads(prompt[0].content.rsplit("\n", 1)[-1])
     assert schema["properties"]["ranking"]["maxItems"] == 4
     assert schema["properties"]["ranking"]["items"] == {"type": "integer", "minimum": 1, "maximum": 4}
@@ -113,9 +114,17 @@ def test_a_candidates_text_is_one_line_cut_to_its_token_bound() -> None:
     llm = FakeScriptedLLM(['{"ranking": [2, 1]}'])
     LLMReranker(Fixed([2.0, 1.0]), llm, top_n=20, tokens=TOKENS).scores(QUERY, [_cand(0, long), _cand(1)])
     line = next(x for x in llm.prompts[0][-1].content.splitlines() if x.startswith("1. "))
-    text = line.removeprefix(f"1. {_cand(0).header} ")
+    text = line.removeprefix("1. ").removesuffix(" (2024-07-09)")
     assert text.startswith("Maya said: word0 word1") and text.endswith("\u2026")
     assert TOKENS.count(text.removesuffix("\u2026")) <= TEXT_TOKENS
+
+
+def test_a_candidate_is_dated_by_the_day_of_its_fact() -> None:
+    held = _cand(0, "Maya ran a marathon.").unit.model_copy(update={"occurred_start": datetime(2024, 5, 1, tzinfo=UTC)})
+    llm = FakeScriptedLLM(['{"ranking": [1]}'])
+    cands = [Candidate(Fused(0, "u0", [], 1.0), held, ""), _cand(1)]
+    LLMReranker(Fixed([2.0, 1.0]), llm, top_n=20, tokens=TOKENS).scores(QUERY, cands)
+    assert "\n1. Maya ran a marathon. (2024-05-01)\n2. Maya: fact number 1 (2024-07-08)\n" in llm.prompts[0][-1].content
 
 
 def test_the_reply_bound_holds_the_longest_valid_ranking() -> None:

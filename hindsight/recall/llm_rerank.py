@@ -1,11 +1,11 @@
 """The listwise LLM reranker (`recall.rerank.backend: llm`): the blend scores the window, then the LLM reorders the
 blend's top `llm_top_n` candidates in one structured call.
 
-The model is shown the query with its date and the numbered candidates, one dated line each with its text cut to
-`TEXT_TOKENS` tokens, and answers `{"ranking": [numbers, most relevant first]}`. Numbers it repeats or does not
-know are dropped; candidates it leaves out follow the ranked ones in the blend's order, and so does the rest of the
-window. An LLM failure, or no LLM, leaves the blend's scores, with a warning.
-"""
+The model is shown the query's date, the numbered candidates, one line each (its text cut to `TEXT_TOKENS` tokens,
+then the day of the unit's fact), and the query; it answers `{"ranking": [numbers, most relevant first]}`: the
+candidates that answer the query. Numbers it repeats or does not know are dropped; candidates it leaves out follow
+the ranked ones in the blend's order, and so does the rest of the window. An LLM failure, or no LLM, leaves the
+blend's scores, with a warning."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import logging
 import math
 import re
 from collections.abc import Sequence
+from datetime import UTC
 from functools import cache
 from typing import Any
 
@@ -22,14 +23,13 @@ from pydantic import AliasChoices, Field, create_model
 from hindsight.errors import LLMError
 from hindsight.llm.base import LLM, ChatMessage
 from hindsight.llm.schema import LenientOutput, Numbers
-from hindsight.recall.format import TokenCounter
+from hindsight.recall.format import TokenCounter, unit_day
 from hindsight.recall.ranked import Candidate
 from hindsight.recall.rerank import Reranker, RerankQuery
-from hindsight.temporal.expressions import format_date
 
 log = logging.getLogger(__name__)
 
-# Enough of a unit for the model to judge it; keeps the prompt of 20 candidates near 2,000 tokens, which a small
+# Enough of a unit for the model to judge it; keeps the prompt of 20 candidates under 2,000 tokens, which a small
 # local model's 4,096-token context holds with room for the reply.
 TEXT_TOKENS = 80
 # No re-ask: a recall waits for this call, and a bad reply costs only the LLM's reordering (the blend stands).
@@ -37,8 +37,11 @@ RETRIES = 0
 # Room for the whitespace a model may put between the ranking's numbers, beyond the longest compact ranking.
 _REPLY_SLACK = 16
 
-SYSTEM = ("You rank memories by how well they answer a question. The most useful memory comes first: the one that "
-          "answers the question, then those that help answer it.")
+# Small local models copy a list's numbers back in order when asked to rank all of it; asked which memories
+# answer, with one worked example, they pick. The candidates they leave out keep the blend's order.
+SYSTEM = ('You pick the memories that answer a question. Example: for the memories "1. Tom works in a bakery." '
+          '"2. Tom lives in Oslo." "3. Tom likes jazz." and the question "Where does Tom live?", the reply is '
+          '{"ranking": [2]}.')
 
 _SPACE = re.compile(r"\s+")
 _ALIASES = AliasChoices("ranking", "order", "numbers")  # what small models call the list
@@ -67,15 +70,16 @@ def reply_tokens(count: int) -> int:
 
 
 def rank_messages(query: RerankQuery, lines: Sequence[str]) -> list[ChatMessage]:
-    """The prompt: the question with its date, the numbered candidates, what to reply."""
-    asked = f" (asked on {format_date(query.when)})" if query.when is not None else ""
+    """The prompt: the question's date, the numbered candidates, the question, what to reply."""
+    # The date first: a server's repeat penalty (llama.cpp's default, which the OpenAI API cannot turn off) weighs
+    # against the digits of the prompt's last tokens, and so against the numbers the reply is made of.
+    today = f"Today is {query.when.date().isoformat()}.\n\n" if query.when is not None else ""
     numbered = "\n".join(f"{i}. {line}" for i, line in enumerate(lines, 1))
-    n = len(lines)
     return [
         ChatMessage("system", SYSTEM),
-        ChatMessage("user", f"Question{asked}: {query.text}\n\nMemories:\n{numbered}\n\n"
-                            f"Reply with the numbers of the memories (1 to {n}), most useful first, as JSON: "
-                            '{"ranking": [...]}'),
+        ChatMessage("user", f"{today}Memories:\n{numbered}\n\nQuestion: {query.text}\n\nWhich memories answer the "
+                            'question? Reply with their numbers, the best answer first, as JSON: {"ranking": [...]}. '
+                            "Leave out memories that do not answer it."),
     ]
 
 
@@ -138,7 +142,10 @@ class LLMReranker(Reranker):
 
     def _ask(self, llm: LLM, query: RerankQuery, candidates: Sequence[Candidate]) -> list[int]:
         """The model's ranking of `candidates` (1-based numbers, unchecked)."""
-        lines = [f"{c.header} {self._line(c.unit.text)}" for c in candidates]
+        zone = query.when.tzinfo if query.when is not None else None
+        # The date after the text: between a candidate's number and its text, the date's digits drew small models'
+        # picks to the wrong number.
+        lines = [f"{self._line(c.unit.text)} ({unit_day(c.unit, zone or UTC).isoformat()})" for c in candidates]
         reply = llm.structured(rank_messages(query, lines), ranking_schema(len(lines)), max_retries=RETRIES,
                                max_tokens=reply_tokens(len(lines)), temperature=0.0)
         return list(reply.value.ranking)
