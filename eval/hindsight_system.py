@@ -14,7 +14,7 @@ from typing import Any
 from eval.haystack import Haystack, Retrieved
 from eval.metrics import PackedHit, TurnText, flatten_turns, shown_turns
 from hindsight import Bank, Hindsight, HindsightConfig, RetainRequest
-from hindsight.config import ALL_CHANNELS, LLMConfig
+from hindsight.config import ALL_CHANNELS
 from hindsight.embed.base import Embedder
 from hindsight.memory_context.block import ContextBlock
 from hindsight.models import is_assistant_role
@@ -33,9 +33,8 @@ UNLIMITED_BUDGET = 10_000_000
 def system_config(system: str, extractor: str = "nlp", overrides: Mapping[str, Any] | None = None) -> HindsightConfig:
     """The config of a hindsight system: the defaults, then `overrides` (sections of a YAML config, e.g. from
     --config), then the chosen extractor and, for an ablation, one recall channel off. Benchmark banks measure
-    retain and recall: no background reasoning, and no LLM unless extraction or the reranker needs one (the `llm`
-    extractor and `recall.rerank.backend: llm` take the configured one: the `llm` section, else HINDSIGHT_LLM_*
-    variables or an installed local model)."""
+    retain and recall: no background reasoning, and no LLM unless extraction needs one (the `llm` extractor takes
+    the configured one, e.g. from HINDSIGHT_LLM_* variables)."""
     if system not in HINDSIGHT_SYSTEMS:
         raise ValueError(f"unknown hindsight system {system!r}")
     data: dict[str, Any] = copy.deepcopy(dict(overrides or {}))
@@ -43,8 +42,7 @@ def system_config(system: str, extractor: str = "nlp", overrides: Mapping[str, A
     reflect = data.setdefault("reflect", {})
     for section, key in (("work", "background"), ("reinforce", "enabled"), ("observations", "enabled")):
         reflect.setdefault(section, {})[key] = False
-    reranks = data.get("recall", {}).get("rerank", {}).get("backend") == "llm"
-    if extractor == "nlp" and not reranks:
+    if extractor == "nlp":
         data.setdefault("llm", {})["backend"] = "none"
     if system != "hindsight":
         recall = data.setdefault("recall", {})
@@ -54,14 +52,9 @@ def system_config(system: str, extractor: str = "nlp", overrides: Mapping[str, A
 
 
 def retain_key(config: HindsightConfig) -> str:
-    """A short digest of everything in a config that shapes the stored banks (all but recall, reflect, the
-    process's garbage-collector setting, and the LLM when it does not extract): systems whose retain would differ
-    must not share a memory directory."""
+    """A short digest of everything in a config that shapes the stored banks (all but recall, reflect and the
+    process's garbage-collector setting): systems whose retain would differ must not share a memory directory."""
     shaping = config.model_dump(mode="json", exclude={"recall": True, "reflect": True, "embedder": {"freeze_gc"}})
-    if config.retain.extract.backend != "llm":
-        # These banks do no background reasoning, so an LLM that only reranks shapes none of them: such a run
-        # shares the banks of the runs without an LLM.
-        shaping["llm"] = LLMConfig(backend="none").model_dump(mode="json")
     return hashlib.sha1(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:8]
 
 

@@ -147,11 +147,10 @@ class Bank(BankContext):
         time zone) and the dates of the hits; `as_of` ignores units mentioned after it (naive times of both are clock
         times in the bank's zone); `networks` keeps only those networks; `top_k` caps the hits.
         """
-        with bank_scope(self.id):  # the LLM reranker's calls count for this bank
-            return self._services.recall_pipeline.recall(
-                self.indexes, query, self._clock(), budget=budget, networks=networks, query_time=query_time,
-                as_of=as_of, top_k=top_k,
-            )
+        return self._services.recall_pipeline.recall(
+            self.indexes, query, self._clock(), budget=budget, networks=networks, query_time=query_time, as_of=as_of,
+            top_k=top_k,
+        )
 
     # -- reflect and the opinion network -------------------------------------------------------
     @_call

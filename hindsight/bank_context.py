@@ -206,8 +206,7 @@ class BankContext:
         pipeline = services.recall_pipeline
 
         def recall(room: int) -> list[RecallHit]:
-            with bank_scope(self.id):  # the LLM reranker's calls count for this bank
-                return pipeline.recall(self.indexes, query or "", zone, budget=room, query_time=when).hits
+            return pipeline.recall(self.indexes, query or "", zone, budget=room, query_time=when).hits
 
         block = build(parts, recall if query is not None else None, budget, when, pipeline.tokens)
         # Kept in the store, so that every process (and every engine) on the bank compares with the same block; not

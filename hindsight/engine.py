@@ -17,11 +17,11 @@ from hindsight.bank import Bank
 from hindsight.config import HindsightConfig
 from hindsight.embed.bank_embedder import check_bank_embedder
 from hindsight.embed.base import CachedEmbedder, Embedder
-from hindsight.errors import BankNotFoundError, ConfigError, DirectoryLockedError, StoreClosedError, StoreError
+from hindsight.errors import BankNotFoundError, DirectoryLockedError, StoreClosedError, StoreError
 from hindsight.jobs import JobQueue, RetainEvent, RetainHook
 from hindsight.lifecycle import CallGate
 from hindsight.llm.base import LLM
-from hindsight.llm.factory import HOW_TO_GET_AN_LLM, build_llm, llm_required, resolve_settings
+from hindsight.llm.factory import build_llm, llm_required, resolve_settings
 from hindsight.llm.usage import MeteredLLM, UsageCounters
 from hindsight.models import BankProfile
 from hindsight.recall.pipeline import RecallPipeline
@@ -83,8 +83,6 @@ class Hindsight:
             settings = resolve_settings(config.llm)
             base_llm, configured = build_llm(settings, config.llm), settings.configured
         self.llm: LLM | None = MeteredLLM(base_llm, self.llm_usage) if base_llm is not None else None
-        if self.llm is None and config.recall.rerank.backend == "llm":
-            raise ConfigError(f"recall.rerank.backend llm needs an LLM, and none is configured: {HOW_TO_GET_AN_LLM}")
         self._embedder_override = embedder
         self._embedder: CachedEmbedder | None = None
         self._pipeline: RetainPipeline | None = None
@@ -177,7 +175,7 @@ class Hindsight:
         with self._lock:
             self._check_open()
             if self._recall_pipeline is None:
-                self._recall_pipeline = RecallPipeline(self.config, self.store, self.embedder, self.llm)
+                self._recall_pipeline = RecallPipeline(self.config, self.store, self.embedder)
             return self._recall_pipeline
 
     def require_llm(self, purpose: str) -> LLM:

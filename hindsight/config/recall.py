@@ -47,16 +47,13 @@ class FusionConfig(Section):
 
 class RerankConfig(Section):
     """The reranker of the fused top candidates. `blend` needs no model; `cross-encoder` reads query and passage
-    together (better, slower) when its weights are installed; `llm` is the blend, then the engine's LLM (the `llm`
-    section) reorders the blend's top `llm_top_n` in one call per recall (slowest; an engine without an LLM refuses
-    it, and a failed call leaves the blend's order); `none` keeps the fused order (fastest)."""
+    together (better, slower) when its weights are installed; `none` keeps the fused order (fastest)."""
 
-    backend: Literal["none", "blend", "cross-encoder", "llm"] = "blend"
+    backend: Literal["none", "blend", "cross-encoder"] = "blend"
     model: str | None = Field(
         None, description="cross-encoder path or name, e.g. cross-encoder/ms-marco-MiniLM-L-6-v2 (not shipped)"
     )
     top_n: int = Field(50, ge=1, description="fused candidates the reranker reorders")
-    llm_top_n: int = Field(20, ge=2, le=50, description="backend llm: the blend's top candidates the LLM reorders")
     device: str = "cpu"
     batch_size: int = Field(16, ge=1)
 

@@ -74,15 +74,6 @@ class TokenCounter:
         self._cache[key] = (n, len(text))
         return n
 
-    def cut(self, text: str, limit: int) -> str:
-        """`text` cut to its first `limit` tokens, an ellipsis marking the cut (whole when it fits)."""
-        tokens = self._get().encode_ordinary(text)
-        if len(tokens) <= limit:
-            return text
-        # A cut inside a multi-byte character decodes to U+FFFD: drop that piece.
-        head: str = self._get().decode(tokens[:limit])
-        return head.rstrip("\ufffd").rstrip() + "\u2026"
-
     def count_hit(self, header: str, text: str) -> int:
         """Tokens of f"{header} {text}" for a header from hit_header, as the sum of its header's and its text's:
         cl100k_base's pre-tokenizer always ends a piece at the header's closing "]" before a space, so the sum is

@@ -15,7 +15,6 @@ import numpy as np
 
 from hindsight.config import HindsightConfig
 from hindsight.embed.base import CachedEmbedder
-from hindsight.llm.base import LLM
 from hindsight.models import MemoryUnit, Network, TimeArg
 from hindsight.recall.excerpt import asks_agent, excerpt, query_terms
 from hindsight.recall.exchange import Exchanges
@@ -28,8 +27,7 @@ from hindsight.recall.parts import collapse_parts
 from hindsight.recall.ranked import Candidate, Fused, RankedItem
 from hindsight.recall.replies import EXPAND_TOP, place_replies
 from hindsight.recall.request import DEFAULT_BUDGET, RecallRequest, make_request
-from hindsight.recall.rerank import Reranker, RerankQuery, asks_latest
-from hindsight.recall.rerank_factory import make_reranker
+from hindsight.recall.rerank import Reranker, RerankQuery, asks_latest, make_reranker
 from hindsight.recall.semantic import semantic_search
 from hindsight.recall.temporal import inside_first, query_time_range, temporal_search
 from hindsight.recall.types import Channel, RecallHit, RecallResult, TimeRange, Trim
@@ -60,10 +58,8 @@ class _Timer:
 class RecallPipeline:
     """Runs recall for any bank; safe to call from several threads while another retains."""
 
-    def __init__(self, config: HindsightConfig, store: MemoryStore, embedder: CachedEmbedder,
-                 llm: LLM | None = None) -> None:
+    def __init__(self, config: HindsightConfig, store: MemoryStore, embedder: CachedEmbedder) -> None:
         self.config = config.recall
-        self.llm = llm  # the reranker's, for recall.rerank.backend llm
         self.max_query_chars = config.limits.max_query_chars
         self.store = store
         self.embedder = embedder
@@ -83,7 +79,7 @@ class RecallPipeline:
         """The configured reranker, built (a cross-encoder loaded) on first use."""
         with self._lock:
             if self._reranker is None:
-                self._reranker = make_reranker(self.config.rerank, self.llm, self.tokens)
+                self._reranker = make_reranker(self.config.rerank)
             return self._reranker
 
     def recall(
@@ -110,7 +106,7 @@ class RecallPipeline:
         with timer("load"):
             cands = self._load(indexes.bank_id, window, req, with_vectors=reranker.needs_vectors)
         with timer("rerank"):
-            scores = reranker.scores(RerankQuery(req.text, vector, asks_latest(req.text), req.query_time), cands)
+            scores = reranker.scores(RerankQuery(req.text, vector, asks_latest(req.text)), cands)
             rerank_scores = {} if scores is None else {c.unit.id: s for c, s in zip(cands, scores, strict=True)}
             if scores is not None:
                 order = sorted(range(len(cands)), key=lambda i: -scores[i])  # stable: ties keep the fused order

@@ -8,9 +8,6 @@
   by mention time) counts only when the query asks for the current state ("now", "currently", "latest", ...).
 - `cross-encoder`: a sentence-transformers CrossEncoder (the paper's ms-marco-MiniLM-L-6-v2, from a path or a
   model name the local Hugging Face cache holds) scores (query, hit text) pairs.
-- `llm`: the blend, then the engine's LLM reorders the blend's top candidates (llm_rerank.py).
-
-`rerank_factory.make_reranker` builds the one the config names.
 """
 
 from __future__ import annotations
@@ -22,11 +19,11 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import numpy as np
 
+from hindsight.config import RerankConfig
 from hindsight.errors import ConfigError
 from hindsight.recall.ranked import Candidate
 from hindsight.recall.types import Channel
@@ -54,7 +51,6 @@ class RerankQuery:
     text: str
     vector: np.ndarray | None
     latest: bool
-    when: datetime | None = None  # the query time
 
 
 class Reranker(ABC):
@@ -165,3 +161,11 @@ class CrossEncoderReranker(Reranker):
             out = self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False)
         return [float(x) for x in np.asarray(out).reshape(len(candidates), -1)[:, 0]]
 
+
+def make_reranker(config: RerankConfig) -> Reranker:
+    """The reranker `config.backend` names."""
+    if config.backend == "blend":
+        return BlendReranker()
+    if config.backend == "cross-encoder":
+        return CrossEncoderReranker(config.model or DEFAULT_CROSS_ENCODER, config.device, config.batch_size)
+    return KeepOrder()
