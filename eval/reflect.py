@@ -61,7 +61,7 @@ _DECLINES = re.compile(
     r"(?:mentioned|said|told|shared|discussed)\b|\bnothing (?:in|about)\b|\bnot sure\b|\bunknown\b",
     re.IGNORECASE,
 )
-_RESTATED = {RejectReason.FACTUAL_CLAIM, RejectReason.COPIES_EVIDENCE}
+_RESTATED = {RejectReason.FACTUAL_CLAIM.value, RejectReason.COPIES_EVIDENCE.value}
 
 
 def _runs(text: str) -> set[tuple[str, ...]]:
@@ -130,7 +130,7 @@ def summary(rows: Sequence[dict[str, Any]]) -> dict[str, float | None]:
     """The metrics of the module docstring over one model's rows."""
     grounded = [r for r in rows if r["kind"] != "unanswerable"]
     candidates = [*(False for r in rows for _ in r["opinions"]),
-                  *(r2["reason"] in {x.value for x in _RESTATED} for r in rows for r2 in r["rejected"])]
+                  *(rejected["reason"] in _RESTATED for r in rows for rejected in r["rejected"])]
     seconds = sorted(r["seconds"] for r in rows)
     return {
         "questions": len(rows),
