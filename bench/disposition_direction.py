@@ -6,8 +6,7 @@ Each case (our own writing) is a person's claim and a fact that gives reason to 
 whose profiles differ only in skepticism, 5 against 1 (the other traits at their default, bias 1.0). Each bank
 reflects at a fixed query time on a question that asks whether it believes the claim and to begin the answer with
 Yes or No. The first word is the verdict, so no judge model is needed. The model decodes greedily, so a verdict is
-the model's most likely first word and the run repeats exactly. Reflect forms no opinion here and answers in a few
-tokens: decoding is left to right, so a longer answer would begin with the same word.
+the model's most likely first word and the run repeats exactly. Reflect forms no opinion here.
 
 Reported: per case the two verdicts and answers; in all, how often each disposition says yes, and the cases where
 the skeptic says no and the believer yes (the stated direction) or the reverse. Resumable: with --json, the cases
@@ -38,7 +37,7 @@ from hindsight.llm.llamacpp_backend import LlamaCppLLM
 from hindsight.llm.local_models import resolve_model_path
 
 QUERY_TIME = "2024-05-03"
-SETTINGS = {"answer": {"max_tokens": 12, "budget": 512}, "opinions": {"max_per_reflect": 0},
+SETTINGS = {"answer": {"budget": 512}, "opinions": {"max_per_reflect": 0},
             "work": {"background": False}}
 PROFILES = {
     "skeptic": BankProfile(name="Sam", disposition=Disposition(skepticism=5, bias=1.0)),

@@ -2,14 +2,15 @@
 own words, form opinions that judge, and say so when the memory does not hold the answer?
 
     python eval/reflect.py --data tests/fixtures/reflect --out OUT.json [--model qwen-0.5b --model qwen-1.5b]
-        [--config PATH|preset:NAME] [--threads 2] [--work DIR]
+        [--config PATH|preset:NAME] [--threads 2] [--work DIR] [--conversations N]
 
 Each conversation (eval/reflect_data.py) is retained once into a bank with the assistant's profile, in the person's
 time zone, one retain per session in date order (the offline extractor: no LLM). Each model then reflects on a copy
 of those banks, question by question in the file's order, at the question's `query_time`; the opinions it forms
 stay in its copy, as they would for a user. `--model` names a local model (`hindsight models list`); without one,
 the configured LLM answers (e.g. an OpenAI-compatible endpoint from --config or HINDSIGHT_LLM_* variables). Answers
-are kept in the work folder as they are made, so a stopped run resumes where it was.
+are kept in the work folder as they are made, so a stopped run resumes where it was. Each conversation holds every
+kind of question, so `--conversations N` (the first N by file name) is a shorter run with the same mix.
 
 Per model:
 - cites_evidence: judgment and two_memories answers that cite a memory holding one of the question's evidence turns;
@@ -18,10 +19,10 @@ Per model:
 - restated_facts: opinion candidates that the opinion check (hindsight/reflect/opinion_check.py) rejects as a
   restated fact (a factual claim, or a copy of the evidence), over all candidates; the stored opinions are in the
   output, to read;
-- declines_unanswerable: unanswerable questions whose answer says the memory does not hold it; declines_answerable:
-  the other questions answered that way;
-- structured_first_try: reflects whose structured output was valid on its first attempt, over the reflects that
-  asked for one;
+- declines_unanswerable: unanswerable questions whose reply says the memory does not hold it (`known` false, or in
+  the answer's words); declines_answerable: the other questions answered that way;
+- structured_first_try: reflects whose structured output was valid on each first attempt (no re-ask for valid JSON);
+- retried: reflects whose first answer was not grounded and was asked for again; weak: those still not grounded;
 - seconds p50 / p95, and the mean prompt tokens and LLM calls of a reflect.
 """
 
@@ -106,17 +107,17 @@ def score(q: ReflectQuestion, result: ReflectResult, turns: Sequence[str], secon
     """One reflect's row: what the metrics read, and what to read when it fails."""
     by_id = {u.id: u for u in result.evidence}
     cited_turns = [t for i in result.cited if i in by_id for t in by_id[i].source.turn_ids]
-    structured = result.usage.calls > 1 or result.opinion_error is not None
     return {
         "id": q.id, "kind": q.kind, "question": q.question, "answer": result.answer, "reference": q.answer,
         "evidence_turns": q.evidence_turns, "cited_turns": cited_turns,
         "cites_evidence": bool(set(cited_turns) & set(q.evidence_turns)),
-        "copies_turn": copies_turn(result.answer, turns), "declines": declines(result.answer),
+        "copies_turn": copies_turn(result.answer, turns), "declines": not result.known or declines(result.answer),
+        "known": result.known, "weak": result.weak, "retried": result.retried,
         "opinions": [o.unit.text for o in result.opinions],
         "rejected": [{"text": r.text, "reason": r.reason.value} for r in result.rejected_opinions],
         "opinion_error": result.opinion_error,
-        "structured": structured, "structured_first_try": structured and result.usage.calls == 2
-        and result.opinion_error is None,
+        # One call, and one more when the answer was asked for again: any other call was a re-ask for valid output.
+        "structured_first_try": result.usage.calls == 1 + result.retried,
         "seconds": round(seconds, 2), "prompt_tokens": result.usage.prompt_tokens,
         "completion_tokens": result.usage.completion_tokens, "calls": result.usage.calls,
     }
@@ -140,7 +141,9 @@ def summary(rows: Sequence[dict[str, Any]]) -> dict[str, float | None]:
         "restated_facts": _share(candidates),
         "declines_unanswerable": _share([r["declines"] for r in rows if r["kind"] == "unanswerable"]),
         "declines_answerable": _share([r["declines"] for r in grounded]),
-        "structured_first_try": _share([r["structured_first_try"] for r in rows if r["structured"]]),
+        "structured_first_try": _share([r["structured_first_try"] for r in rows]),
+        "retried": _share([r["retried"] for r in rows]),
+        "weak": _share([bool(r["weak"]) for r in rows]),
         "seconds_p50": round(statistics.median(seconds), 2) if seconds else None,
         "seconds_p95": round(seconds[min(len(seconds) - 1, round(0.95 * (len(seconds) - 1)))], 2) if seconds else None,
         "prompt_tokens_mean": round(statistics.mean(r["prompt_tokens"] for r in rows), 1) if rows else None,
@@ -189,7 +192,8 @@ def run_model(name: str, config: HindsightConfig, convs: Sequence[ReflectConvers
 
 def print_table(report: dict[str, Any]) -> None:
     columns = ("questions", "cites_evidence", "copies_turn", "judgment_opinion", "restated_facts",
-               "declines_unanswerable", "declines_answerable", "structured_first_try", "seconds_p50", "seconds_p95")
+               "declines_unanswerable", "declines_answerable", "structured_first_try", "retried", "weak", "seconds_p50",
+               "seconds_p95")
     table = Table(title=f"reflect, {report['data']}")
     for col in ("model", *columns):
         table.add_column(col.replace("_", " "), justify="right")
@@ -209,23 +213,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads of a local model")
     parser.add_argument("--work", type=Path, default=None, help="banks and answers, kept to resume (default: a "
                         "temporary folder)")
+    parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     args = parser.parse_args(argv)
-    convs = load_conversations(args.data)
+    convs = load_conversations(args.data)[:args.conversations]
     if problems := fixture_problems(convs):
         raise SystemExit("invalid fixture:\n" + "\n".join(problems))
     overrides = config_overrides(args.config)
     version = code_version()
     report: dict[str, Any] = {"dataset": "reflect", "data": str(args.data), "code_version": version,
-                              "config": args.config, "models": {}}
+                              "config": args.config, "conversations": [c.name for c in convs], "models": {}}
     with tempfile.TemporaryDirectory(prefix="hindsight-reflect-") as tmp:
         work = args.work or Path(tmp)
-        base = work / "retained" / "memory"
-        if not (work / "retained" / version).exists():
-            shutil.rmtree(work / "retained", ignore_errors=True)
+        base, marker = work / "retained" / "memory", work / "retained" / version
+        names = "\n".join(c.name for c in convs)
+        if not marker.exists() or marker.read_text(encoding="utf-8") != names:
+            for stale in ("retained", *(m or "configured" for m in args.model or [None])):
+                shutil.rmtree(work / stale, ignore_errors=True)  # a model's rows hold to the banks they started from
             with Hindsight(base, system_config("hindsight", "nlp", overrides)) as hs:
                 for conv in convs:
                     retain_conversation(hs, conv)
-            (work / "retained" / version).touch()
+            marker.write_text(names, encoding="utf-8")
         for model in args.model or [None]:
             name = model or "configured"
             config = model_config(overrides, model, args.threads)

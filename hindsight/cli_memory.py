@@ -64,8 +64,13 @@ def _cmd_reflect(memory: Memory, args: argparse.Namespace) -> None:
     console.print(evidence)
     for change in result.opinions:
         console.print(f"opinion {change.unit.id[:8]} ({change.unit.confidence or 0:.2f}): {escape(change.unit.text)}")
-    console.print(f"{len(result.opinions)} opinions formed or updated; {result.usage.calls} LLM calls, "
-                  f"{result.usage.total_tokens} tokens")
+    if not result.known:
+        console.print("the memories do not answer this question")
+    if result.weak:
+        console.print(f"[yellow]weak answer:[/] {escape(result.weak)}")
+    console.print(f"{len(result.opinions)} opinions formed or updated; {escape(result.model)}: "
+                  f"{result.usage.calls} LLM calls, {result.usage.prompt_tokens} prompt + "
+                  f"{result.usage.completion_tokens} completion tokens, {result.seconds:.1f} s", soft_wrap=True)
 
 
 def _cmd_forget(memory: Memory, args: argparse.Namespace) -> None:

@@ -47,9 +47,8 @@ NO_LLM = ("reflect skipped: no LLM found. A local model needs llama-cpp-python, 
           "'hindsight-memory[local]'`, then `hindsight models install qwen-0.5b`. Or set HINDSIGHT_LLM_BASE_URL to an "
           "OpenAI-compatible endpoint. Then run the demo again.")
 # The background reasoning after retain (observations, reinforcement) waits for process_pending: the demo's
-# LLM calls are the reflect below, and their number does not depend on how fast retain runs. A short answer cap
-# bounds the time a small model can spend when it falls into repeating itself.
-DEMO_CONFIG = {"reflect": {"work": {"background": False}, "answer": {"max_tokens": 200}}}
+# LLM calls are the reflect below, and their number does not depend on how fast retain runs.
+DEMO_CONFIG = {"reflect": {"work": {"background": False}}}
 REFLECT_BUDGET = 600  # tokens of evidence: the recall demo's 400, plus room for the opinion-relevant facts
 
 
@@ -128,8 +127,11 @@ def show_reflect(bank: Bank, have_llm: bool) -> ReflectResult | None:
     console.print(opinions if result.opinions else f"no opinion formed ({result.opinion_error or 'none stated'})")
     for rejected in result.rejected_opinions:
         console.print(f"not kept as an opinion ({rejected.reason.value}): {escape(rejected.text)}", soft_wrap=True)
-    console.print(f"LLM usage: {result.usage.prompt_tokens} prompt + {result.usage.completion_tokens} completion "
-                  f"tokens in {result.usage.calls} calls; {bank.pending()} items queued for bank.process_pending()")
+    if result.weak:
+        console.print(f"[yellow]weak answer:[/] {escape(result.weak)}", soft_wrap=True)
+    console.print(f"{escape(result.model)}: {result.usage.prompt_tokens} prompt + {result.usage.completion_tokens} "
+                  f"completion tokens in {result.usage.calls} calls, {result.seconds:.1f} s; {bank.pending()} items "
+                  "queued for bank.process_pending()", soft_wrap=True)
     return result
 
 

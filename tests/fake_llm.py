@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from hindsight.llm.base import LLM, ChatMessage, LLMResponse
 from hindsight.models import LLMUsage
 
 Reply = str | LLMResponse | BaseException
+
+
+def reflect_reply(answer: str, *opinions: Mapping[str, Any], known: bool = True) -> str:
+    """A reflect reply as the model writes it: the answer and its opinions in one JSON object."""
+    return json.dumps({"known": known, "answer": answer, "opinions": list(opinions)})
 
 
 class FakeScriptedLLM(LLM):

@@ -22,20 +22,18 @@ from hindsight.models import Network
 from hindsight.reflect.reinforce import FACT_NETWORKS
 from tests.crash_harness import Zygote, wait_for_first_line
 from tests.crash_reasoner import RoutingLLM, conversation
-from tests.fake_llm import FakeScriptedLLM
+from tests.fake_llm import FakeScriptedLLM, reflect_reply
 
 FULL = os.environ.get("HINDSIGHT_FULL_RELIABILITY") == "1"
 ROUNDS = 20 if FULL else 3
-OPINIONS = json.dumps({"opinions": [
-    {"opinion": "I think Alice is doing well.", "entities": ["Alice"]},
-    {"opinion": "I think Alice's friends are good for her.", "entities": ["Alice"]},
-]})  # fmt: skip
+REPLY = reflect_reply("I think Alice is busy [1].", {"opinion": "I think Alice is doing well."},
+                      {"opinion": "I think Alice's friends are good for her."})
 CONFIG = {"reflect": {"work": {"background": False, "batch_size": 2}, "observations": {"min_facts": 2}}}
 
 
 def prepare(memdir: Path, minilm: Embedder, rng: random.Random) -> None:
     """A bank with Alice's conversations (their work queued) and two opinions about Alice."""
-    fake = FakeScriptedLLM(["Alice is busy [1].", OPINIONS])
+    fake = FakeScriptedLLM([REPLY])
     with Hindsight(memdir, HindsightConfig.from_dict(CONFIG), llm=fake, embedder=minilm) as hs:
         bank = hs.bank("crash")
         for n in range(4):

@@ -27,14 +27,12 @@ from hindsight.models import BankProfile, Network, Verdict
 from hindsight.store.base import PendingItem
 from hindsight.store.sqlite import SQLiteStore
 from hindsight.store.sqlite_schema import SCHEMA
-from tests.fake_llm import FakeScriptedLLM
+from tests.fake_llm import FakeScriptedLLM, reflect_reply
 
 OBSERVED = json.dumps({"observations": [{"text": "They are busy this spring.", "sources": [1]}]})
 ANSWER = "Alice works at Google [1] and Bob works at Globex [2]."
-OPINIONS = json.dumps({"opinions": [
-    {"opinion": "I think Alice is thriving at Google.", "entities": ["Alice"]},
-    {"opinion": "I think Bob is thriving at Globex.", "entities": ["Bob"]},
-]})  # fmt: skip
+REPLY = reflect_reply(ANSWER, {"opinion": "I think Alice is thriving at Google."},
+                      {"opinion": "I think Bob is thriving at Globex."})
 SUPPORTS = json.dumps({"verdict": "reinforce", "reason": "more good news"})
 
 
@@ -171,7 +169,7 @@ def test_reinforcement_never_weighs_a_fact_twice(memdir: Path, minilm: Embedder)
     with _engine(memdir, minilm, fake, reinforce={"enabled": True}, observations={"enabled": False}) as hs:
         bank = hs.bank("b")
         bank.retain("Alice works at Google. Bob works at Globex.", timestamp="2024-05-01", document_id="d1")
-        fake.replies += [ANSWER, OPINIONS]
+        fake.replies.append(REPLY)
         opinions = [c.unit.id for c in bank.reflect("How are Alice and Bob doing?").opinions]
         assert len(opinions) == 2
         assert bank.process_pending().reinforced == [] and fake.prompts[2:] == []  # formed from that very fact

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -101,7 +102,9 @@ def test_demo_reflects_with_the_local_model(
 
     result = demo.run(str(tmp_path / "d"), llm=LlamaCppLLM(qwen_small), embedder=minilm)
     out = capsys.readouterr().out
-    assert result is not None and result.answer and result.evidence and result.usage.calls >= 2
+    assert result is not None and result.answer and result.evidence and result.usage.calls >= 1
+    assert f"{result.model}: {result.usage.prompt_tokens} prompt" in " ".join(out.split())
+    assert (result.weak is None) == ("weak answer" not in out)
     assert f"answer: {result.answer.splitlines()[0][:40]}" in " ".join(out.split())
     assert all(u.id[:8] in out for u in result.evidence)  # every evidence unit shown with its id
     for change in result.opinions:
@@ -117,3 +120,20 @@ def test_version_is_the_installed_packages(capsys: pytest.CaptureFixture[str]) -
         main(["--version"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.strip() == f"hindsight {version('hindsight-memory')}"
+
+
+def test_cli_reflect_says_what_it_cost(tmp_path: Path, llama_server: str, capsys: pytest.CaptureFixture[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`hindsight reflect` against the OpenAI-compatible server: the answer, then the model, its calls, tokens and
+    seconds, and whether the answer is weak or the memories do not hold it."""
+    endpoint = {"BACKEND": "openai", "BASE_URL": llama_server, "MODEL": "qwen-0.5b", "API_KEY": "local"}
+    for name, value in endpoint.items():
+        monkeypatch.setenv(f"HINDSIGHT_LLM_{name}", value)
+    d = str(tmp_path / "mem")
+    assert main(["--dir", d, "retain", "b1", "--text", "I moved to Denver in March to work at a climbing gym."]) == 0
+    capsys.readouterr()
+    assert main(["--dir", d, "reflect", "b1",
+                 "Was moving to Denver a good idea for me?", "--budget", "200"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "answer:" in out and "Denver" in out
+    assert re.search(r"qwen-0\.5b: [12] LLM calls, \d+ prompt \+ \d+ completion tokens, \d+\.\d s", out), out

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -22,7 +23,8 @@ from hindsight.memory_context.log import ObserveReport
 from hindsight.recall.types import RecallResult
 from hindsight.reflect.types import PendingProgress, PendingReport, ReflectResult
 from hindsight.server.schemas import RetainResponse
-from tests.http_stub import completion, stub_server
+from tests.fake_llm import reflect_reply
+from tests.http_stub import StubReply, completion, stub_server
 from tests.served import free_port, served
 from tests.test_background_work import OBSERVED
 
@@ -329,7 +331,11 @@ def test_moving_an_agent_to_a_server_is_one_line(url: str, tmp_path: Path, minil
 
 
 def test_reasoning_through_a_server_with_an_llm(tmp_path: Path, minilm: Embedder) -> None:
-    with stub_server(lambda body: completion(OBSERVED)) as (llm_url, _):
+    def reply(body: dict[str, Any]) -> StubReply:
+        asked = body["messages"][0]["content"]
+        return completion(reflect_reply("Alice is busy [1].") if "Answer the question" in asked else OBSERVED)
+
+    with stub_server(reply) as (llm_url, _):
         config = {"llm": {"backend": "openai", "base_url": llm_url, "model": "stub"},
                   "reflect": {"work": {"background": False}}}  # retain queues the reasoning; process_pending runs it
         with (served(tmp_path / "served", config) as url, HindsightClient(url) as client,

@@ -75,6 +75,9 @@ def test_partial_yaml_keeps_other_defaults(tmp_path: Path) -> None:
          "reflect.observation_min_facts is now reflect.observations.min_facts"),
         ("recall:\n  temporal_vague: true\n", "recall.temporal_vague was removed"),
         ("extractor:\n  window_join: any\n", "extractor.window_join was removed"),
+        ("reflect:\n  answer:\n    max_tokens: 400\n", "reflect.answer.max_tokens was removed: a reflect reply's "
+                                                      "max_tokens covers the largest reply its schema allows"),
+        ("reflect:\n  opinions:\n    max_tokens: 300\n", "reflect.opinions.max_tokens was removed"),
     ],
 )
 def test_old_keys_name_the_new_key(tmp_path: Path, text: str, named: str) -> None:
@@ -87,9 +90,11 @@ def test_old_keys_name_the_new_key(tmp_path: Path, text: str, named: str) -> Non
 def test_every_old_key_is_refused_and_every_new_key_exists() -> None:
     defaults = HindsightConfig().model_dump()
     for old, new in MOVED.items():
-        section, key = old.split(".", 1)
+        nested: Any = 1
+        for part in reversed(old.split(".")):
+            nested = {part: nested}
         with pytest.raises(ConfigError, match=re.escape(old)):
-            HindsightConfig.from_dict({section: {key: 1}})
+            HindsightConfig.from_dict(nested)
         if not new.startswith("removed"):
             node: Any = defaults
             for part in new.split("."):

@@ -81,10 +81,10 @@ def test_score_and_summary_count_citations_opinions_declines_and_first_try_outpu
     cited = ReflectResult(query="?", answer="I think it was wise [2].", evidence=evidence, cited=["u2"],
                           rejected_opinions=[RejectedOpinion(text="I think she lives in Oslo.",
                                                              reason=RejectReason.FACTUAL_CLAIM)],
-                          usage=Usage(prompt_tokens=900, completion_tokens=80, calls=2))
-    retried = ReflectResult(query="?", answer="It was in May [1].", evidence=evidence, cited=["u1"],
-                            usage=Usage(prompt_tokens=1500, completion_tokens=90, calls=3))
-    unknown = ReflectResult(query="?", answer="I don't know: it was never mentioned.", evidence=evidence,
+                          usage=Usage(prompt_tokens=900, completion_tokens=80, calls=1))
+    retried = ReflectResult(query="?", answer="It was in May [1].", evidence=evidence, cited=["u1"], retried=True,
+                            weak="it cites no memory", usage=Usage(prompt_tokens=1500, completion_tokens=90, calls=3))
+    unknown = ReflectResult(query="?", answer="Hmm, Tom.", evidence=evidence, known=False,
                             usage=Usage(prompt_tokens=700, completion_tokens=20, calls=1))
     rows = [score(_question("judgment", ["s2-t0", "s3-t0"]), cited, [], 10.0),
             score(_question("two_memories", ["s9-t0", "s8-t0"]), retried, [], 30.0),
@@ -95,6 +95,7 @@ def test_score_and_summary_count_citations_opinions_declines_and_first_try_outpu
     assert metrics["cites_evidence"] == 0.5
     assert metrics["judgment_opinion"] == 0.0
     assert metrics["restated_facts"] == 1.0
-    assert metrics["declines_unanswerable"] == 1.0 and metrics["declines_answerable"] == 0.0
-    assert metrics["structured_first_try"] == 0.5  # the refusal-free answer that made one call asked for none
-    assert metrics["seconds_p50"] == 20.0 and metrics["calls_mean"] == 2.0
+    assert metrics["declines_unanswerable"] == 1.0 and metrics["declines_answerable"] == 0.0  # `known` false
+    assert metrics["structured_first_try"] == round(2 / 3, 4)  # the retried reflect also re-asked for valid JSON
+    assert metrics["retried"] == metrics["weak"] == round(1 / 3, 4)
+    assert metrics["seconds_p50"] == 20.0 and metrics["calls_mean"] == round(5 / 3, 2)

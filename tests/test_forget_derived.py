@@ -23,6 +23,7 @@ from hindsight.llm.base import LLM, ChatMessage, LLMResponse
 from hindsight.models import MemoryUnit, Network, OpinionEvent, Verdict
 from hindsight.reflect.forgetting import Replayed, replay_without
 from tests.bank_state import copy_memdir
+from tests.fake_llm import reflect_reply
 
 MARKER = "kestrelmarker"
 SECRET = f"I hide the spare key under the {MARKER} stone by the shed."
@@ -59,11 +60,9 @@ class Responder(LLM):
         query = user.rsplit("Question: ", 1)[-1].split("\n", 1)[0]
         if "Answer the question from your memories" in system:
             lines = [line for w in REFLECTS[query][0] for line in user.splitlines() if _numbers(line, w)]
-            self.reasoning = " ".join(lines)
-            text = f"From what I remember {''.join(line.split(' ', 1)[0] for line in lines)}."
-        elif "write down the opinions it shows" in system:
-            opinion = {"opinion": REFLECTS[query][1], "reasoning": self.reasoning}  # it rests on what the answer cites
-            text = json.dumps({"opinions": [{**opinion, "entities": ["Alice"]}]})
+            answer = f"From what I remember {''.join(line.split(' ', 1)[0] for line in lines)}."
+            # The opinion cites nothing itself: it rests on what the answer cites.
+            text = reflect_reply(answer, {"opinion": REFLECTS[query][1], "reasoning": " ".join(lines)})
         elif "Write observations about" in system:
             found = [{"text": t, "sources": _numbers(user, w)} for w, t in OBSERVED.items() if _numbers(user, w)]
             text = json.dumps({"observations": found})

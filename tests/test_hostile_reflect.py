@@ -21,13 +21,12 @@ from hindsight.errors import LLMError, LLMRequestError
 from hindsight.models import BankProfile, Network
 from hindsight.reflect.types import PendingReport, ReflectResult
 from tests.bank_state import BankState, bank_state, seed
-from tests.fake_llm import Reply, SwitchLLM
+from tests.fake_llm import Reply, SwitchLLM, reflect_reply
 
 QT = datetime(2024, 6, 1, 12, tzinfo=timezone.utc)
 MB = 1_000_000
 ANSWER = "Bob adopted a beagle named Pepper [1]. I think Bob is a caring dog owner."
-OPINION = json.dumps({"opinions": [{"opinion": "I think Bob is a caring dog owner.", "confidence": 0.7,
-                                    "entities": ["Bob"]}]})  # fmt: skip
+REPLY = reflect_reply(ANSWER, {"opinion": "I think Bob is a caring dog owner.", "confidence": 0.7})
 OBSERVATION = json.dumps({"observations": [{"text": "Bob has a beagle named Pepper.", "sources": [1]}]})
 REFUSAL = "I'm sorry, I can't help with that."
 TIMEOUT = TimeoutError("read timed out after 30 s")
@@ -114,14 +113,9 @@ def answered(result: ReflectResult, c: Ctx, before: Snapshot) -> None:
     assert result.rejected_opinions == [] and c.bank.units(Network.OPINION)
 
 
-def answer_kept_without_opinions(result: ReflectResult, c: Ctx, before: Snapshot) -> None:
-    assert result.answer == ANSWER and result.opinions == [] and result.opinion_error
-    assert snapshot(c.bank) == before
-
-
 def refusal_returned(result: ReflectResult, c: Ctx, before: Snapshot) -> None:
     assert result.answer == REFUSAL and result.opinions == [] and "refusal" in (result.opinion_error or "")
-    assert len(c.llm.fake.prompts) == 1 and snapshot(c.bank) == before  # no opinion extraction was asked for
+    assert result.weak == "it refuses to answer" and len(c.llm.fake.prompts) == 2 and snapshot(c.bank) == before
 
 
 def stored_clean(result: ReflectResult, c: Ctx, before: Snapshot) -> None:
@@ -166,10 +160,10 @@ CASES: list[Case] = [
     case("reflect-nul-only", reflect("\x00\x00"), InvalidInputError),
     case("reflect-zero-width-only", reflect("\u200b\u200d\ufeff"), InvalidInputError),
     case("reflect-private-only", reflect("<private>where is the spare key</private>"), InvalidInputError),
-    case("reflect-nul-bytes", reflect("What did\x00 Bob adopt?", ANSWER, OPINION), answered),
-    case("reflect-lone-surrogate", reflect("What did Bob \ud800adopt?", ANSWER, OPINION), answered),
-    case("reflect-fts-syntax", reflect('NEAR(Bob "beagle* OR -Pepper col:', ANSWER, OPINION), answered),
-    case("reflect-sql", reflect("'; DROP TABLE units; -- Bob's dog?", ANSWER, OPINION), answered),
+    case("reflect-nul-bytes", reflect("What did\x00 Bob adopt?", REPLY), answered),
+    case("reflect-lone-surrogate", reflect("What did Bob \ud800adopt?", REPLY), answered),
+    case("reflect-fts-syntax", reflect('NEAR(Bob "beagle* OR -Pepper col:', REPLY), answered),
+    case("reflect-sql", reflect("'; DROP TABLE units; -- Bob's dog?", REPLY), answered),
     # reflect: budget and time
     case("reflect-budget-0", reflect(Q, budget=0), InvalidInputError),
     case("reflect-budget-negative", reflect(Q, budget=-5), InvalidInputError),
@@ -178,30 +172,19 @@ CASES: list[Case] = [
     case("reflect-query-time-words", reflect(Q, query_time="soon"), InvalidInputError),
     # reflect: a misbehaving LLM
     case("reflect-llm-timeout", reflect(Q, TIMEOUT), LLMRequestError),
-    case("reflect-llm-empty-answer", reflect(Q, ""), LLMError),
-    case("reflect-llm-nul-answer", reflect(Q, "\x00 \x00"), LLMError),
-    case("reflect-llm-refusal", reflect(Q, REFUSAL), refusal_returned),
-    case("reflect-opinions-timeout", reflect(Q, ANSWER, TIMEOUT), answer_kept_without_opinions),
-    case(
-        "reflect-opinions-non-json",
-        reflect(Q, ANSWER, "Sure! Bob is caring.", "no json", "still none"),
-        answer_kept_without_opinions,
-    ),
-    case(
-        "reflect-opinions-schema-violation",
-        reflect(Q, ANSWER, *['{"opinions": [{"opinion": "ok", "confidence": "very"}]}'] * 3),
-        answer_kept_without_opinions,
-    ),
-    case("reflect-opinions-empty", reflect(Q, ANSWER, "", " ", "\n"), answer_kept_without_opinions),
-    case("reflect-opinions-refusal", reflect(Q, ANSWER, *[REFUSAL] * 3), answer_kept_without_opinions),
-    case(
-        "reflect-opinions-nul-only-text",
-        reflect(Q, ANSWER, *['{"opinions": [{"opinion": "\\u0000\\u0000\\u0000", "confidence": 1}]}'] * 3),
-        answer_kept_without_opinions,
-    ),
+    case("reflect-llm-empty-answer", reflect(Q, *[""] * 3), LLMError),
+    case("reflect-llm-nul-answer", reflect(Q, *["\x00 \x00"] * 3), LLMError),
+    case("reflect-llm-refusal-not-json", reflect(Q, *[REFUSAL] * 3), LLMError),
+    case("reflect-llm-refusal", reflect(Q, *[reflect_reply(REFUSAL)] * 2), refusal_returned),
+    case("reflect-llm-non-json", reflect(Q, "Sure! Bob is caring.", "no json", "still none"), LLMError),
+    case("reflect-llm-empty-json-answer", reflect(Q, *[reflect_reply(" \u200b ")] * 3), LLMError),
+    case("reflect-llm-schema-violation", reflect(Q, *['{"answer": {"text": 5}, "opinions": "x"}'] * 3), LLMError),
+    case("reflect-llm-nul-only-opinion", reflect(Q, *[reflect_reply(ANSWER, {"opinion": "\x00\x00"})] * 3), LLMError),
+    case("reflect-llm-timeout-on-reask", reflect(Q, "no json", TIMEOUT), LLMRequestError),
+    case("reflect-llm-valid-on-reask", reflect(Q, reflect_reply(ANSWER, {"opinion": ""}), REPLY), answered),
     case(
         "reflect-opinion-control-characters",
-        reflect(Q, ANSWER, '{"opinions": [{"opinion": "I think Bob\\u0000 is good to \\ud800Pepper."}]}'),
+        reflect(Q, reflect_reply(ANSWER, {"opinion": "I think Bob\x00 is good to \ud800Pepper."})),
         stored_clean,
     ),
     # process_pending: a misbehaving LLM, with fresh work queued before each case
@@ -241,7 +224,7 @@ def ctx(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder) -> Iterator[
     seed(c.bank)
     llm.script(*[OBSERVATION] * 20)
     assert c.bank.process_pending().failures == 0  # the seeded facts' work: observations, no opinion yet
-    llm.script(ANSWER, OPINION)
+    llm.script(REPLY)
     assert len(c.bank.reflect(Q, query_time=QT).opinions) == 1
     c.bank.set_profile(BankProfile(name="Ada", background="I am a dog trainer."))
     yield c
@@ -272,7 +255,7 @@ def test_hostile_reasoning_input(ctx: Ctx, case: Case) -> None:
 
 
 def test_a_private_query_never_reaches_the_llm_or_the_logs(ctx: Ctx, caplog: pytest.LogCaptureFixture) -> None:
-    ctx.llm.script(ANSWER, OPINION)
+    ctx.llm.script(REPLY)
     with caplog.at_level("DEBUG"):
         ctx.bank.reflect("What did Bob adopt? <private>kestrelsecret</private>", query_time=QT)
     assert "kestrelsecret" not in _sent(ctx) and "kestrelsecret" not in caplog.text

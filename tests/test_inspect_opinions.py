@@ -20,7 +20,7 @@ from hindsight.inspect.render import opinions_table, trajectory_table
 from hindsight.models import Verdict
 from hindsight.reflect.writer import OPINIONS_DOCUMENT, DerivedUnit, UnitWriter
 from hindsight.sample import load_opinion_story
-from tests.fake_llm import FakeScriptedLLM
+from tests.fake_llm import FakeScriptedLLM, reflect_reply
 
 SETTLING = "I think Alice is settling in well at Google."
 REVISED = "I think Google was the wrong place for Alice."
@@ -44,22 +44,11 @@ def built(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder) -> Path:
         bank.retain("Alice started a new job at Google in Mountain View.", timestamp="2024-05-01", document_id="d1")
         bank.retain("Alice adopted a cat named Miso.", timestamp="2024-05-03", document_id="d2")
         assert bank.process_pending().reinforced == []  # no opinion yet: these facts leave the queue unassessed
-        fake.replies += [
+        fake.replies.append(reflect_reply(
             "Alice works at Google [1] and adopted a cat [2]. I think she is settling in well.",
-            json.dumps(
-                {
-                    "opinions": [
-                        {
-                            "opinion": SETTLING,
-                            "reasoning": "a new job and a pet",
-                            "sources": [1, 2],
-                            "entities": ["Alice"],
-                        },
-                        {"opinion": QUIET, "reasoning": "rest matters", "sources": [1, 2], "entities": []},
-                    ]
-                }
-            ),
-        ]
+            {"opinion": SETTLING, "reasoning": "a new job and a pet", "sources": [1, 2]},
+            {"opinion": QUIET, "reasoning": "rest matters", "sources": [1, 2]},
+        ))
         assert len(bank.reflect("How is Alice doing?", query_time="2024-06-01").opinions) == 2
         steps = [
             ("Alice got promoted at Google after three months.", "2024-08-01", _verdict("reinforce", "a promotion")),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from hindsight import Hindsight, HindsightConfig, Message
@@ -10,24 +9,23 @@ from hindsight.embed.base import Embedder
 from hindsight.errors import StoreClosedError
 from hindsight.llm.usage import UsageCounters, bank_scope
 from hindsight.models import LLMUsage
-from tests.fake_llm import FakeScriptedLLM
+from tests.fake_llm import FakeScriptedLLM, reflect_reply
 
 FACTS = '{"facts": [{"what": "Ana adopted a cat named Miso.", "fact_type": "world", "entities": ["Ana"]}]}'
-OPINIONS = json.dumps({"opinions": [{"opinion": "I think Ana loves Miso.", "reasoning": "she adopted him",
-                                     "confidence": 0.6, "entities": ["Ana"]}]})
+REPLY = reflect_reply("Ana adopted Miso [1].", {"opinion": "I think Ana loves Miso.", "reasoning": "she adopted him"})
 CONFIG = {"retain": {"extract": {"backend": "llm"}},
           "reflect": {"work": {"background": False}, "observations": {"enabled": False}}}
 
 
 def test_bank_usage_survives_a_restart_and_counts_reflect(tmp_path: Path, minilm: Embedder) -> None:
-    fake = FakeScriptedLLM([FACTS, "Ana adopted Miso [1].", OPINIONS])
+    fake = FakeScriptedLLM([FACTS, REPLY])
     with Hindsight(tmp_path / "m", HindsightConfig.from_dict(CONFIG), llm=fake, embedder=minilm) as hs:
         bank = hs.bank("a")
         bank.retain([Message(speaker="Ana", content="I adopted a cat named Miso.", timestamp="2024-01-02")])
         bank.reflect("What do you think of Ana and Miso?", query_time="2024-02-01")
         hs.bank("b")
-        assert fake.total_usage.calls == 3 and fake.remaining == 0
-        assert bank.llm_usage() == fake.total_usage  # reflect's two calls count for the bank too
+        assert fake.total_usage.calls == 2 and fake.remaining == 0
+        assert bank.llm_usage() == fake.total_usage  # reflect's call counts for the bank too
         assert hs.llm_usage.bank("a") == fake.total_usage
     with Hindsight(tmp_path / "m", HindsightConfig.from_dict({"llm": {"backend": "none"}}), embedder=minilm) as hs:
         assert hs.bank("a").llm_usage() == fake.total_usage

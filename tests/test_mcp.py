@@ -3,7 +3,6 @@ streamable HTTP (uvicorn) with scoped keys, and in process; real MiniLM, spaCy a
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
@@ -29,7 +28,7 @@ from hindsight.config.server import ALL_TOOLS, READ_TOOLS, ApiKey, McpConfig
 from hindsight.embed.base import Embedder
 from hindsight.server.auth import Caller, Keys
 from hindsight.server.mcp import build_mcp
-from tests.fake_llm import FakeScriptedLLM
+from tests.fake_llm import FakeScriptedLLM, reflect_reply
 
 pytestmark = pytest.mark.anyio
 
@@ -254,10 +253,10 @@ async def test_bound_bank_reflect_and_forget(memdir: Path, minilm: Embedder) -> 
             for day, text in (("2024-05-01", "Alice started a new job at Google in Mountain View."),
                               ("2024-05-03", "Alice adopted a cat named Miso.")):
                 assert not (await client.call_tool("retain", {"text": text, "timestamp": day})).is_error
-            fake.replies += ["Alice works at Google [1] and adopted a cat [2]. I think she is settling in well.",
-                             json.dumps({"opinions": [{"opinion": "I think Alice is settling in well at Google.",
-                                                       "reasoning": "a new job and a pet", "sources": [1, 2],
-                                                       "entities": ["Alice"], "confidence": 1.0}]})]
+            fake.replies.append(reflect_reply(
+                "Alice works at Google [1] and adopted a cat [2]. I think she is settling in well.",
+                {"opinion": "I think Alice is settling in well at Google.", "reasoning": "a new job and a pet",
+                 "sources": [1, 2]}))
             reflected = _text(await client.call_tool("reflect", {"query": "How is Alice doing?"}))
             assert reflected.startswith("Alice works at Google [1]") and "Cited memories (2 of" in reflected
             assert "Formed opinion (confidence 0.60)" in reflected and "2024-05-01 | world" in reflected

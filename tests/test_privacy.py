@@ -184,12 +184,14 @@ def test_private_spans_in_the_profile_and_working_memory_are_never_stored(tmp_pa
 
 
 def test_a_private_span_an_llm_writes_is_not_stored() -> None:
-    from hindsight.reflect.schemas import OpinionOut
+    from hindsight.reflect.schemas import ReflectOut
 
-    opinion = OpinionOut.model_validate({"opinion": f"Maya should rest. <private>{MARKER}</private>",
-                                         "reasoning": f"<private>{MARKER}</private>", "entities": [f"Maya{MARKER}"]})
-    assert opinion.opinion == "Maya should rest." and opinion.reasoning == ""
-    assert opinion.entities == [f"Maya{MARKER}"]  # no span: kept as written
+    reply = ReflectOut.model_validate({
+        "answer": f"Rest [1]. <private>{MARKER}</private>",
+        "opinions": [{"opinion": f"Maya should rest. <private>{MARKER}</private>",
+                      "reasoning": f"<private>{MARKER}</private>"}]})
+    assert reply.answer == "Rest [1]." and reply.opinions[0].opinion == "Maya should rest."
+    assert reply.opinions[0].reasoning == ""
 
 
 def hide_secrets(line: str, embedder: str) -> str:

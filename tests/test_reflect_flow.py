@@ -19,16 +19,12 @@ from hindsight.embed.base import Embedder
 from hindsight.errors import LLMError, LLMNotConfiguredError
 from hindsight.models import BankProfile, Disposition, LinkType, Network, Verdict
 from hindsight.reflect.types import RejectReason
-from tests.fake_llm import FakeScriptedLLM
+from tests.fake_llm import FakeScriptedLLM, reflect_reply
 
 ANSWER = "Alice works at Google [1] and adopted a cat [2]. I think Alice is settling in well."
 OPINION = {"opinion": "I think Alice is settling in well at Google.", "reasoning": "a new job and a pet",
            "sources": [1, 2], "entities": ["Alice"], "confidence": 1.0}  # the model's confidence is not taken
 FORMED = 0.6  # the rule: 0.4 + alpha (0.1) per distinct cited fact, two here
-
-
-def _opinions(*items: dict[str, object]) -> str:
-    return json.dumps({"opinions": list(items)})
 
 
 def _engine(memdir: Path, minilm: Embedder, llm: FakeScriptedLLM | None, **reflect: object) -> Hindsight:
@@ -54,7 +50,7 @@ def engine(memdir: Path, minilm: Embedder, fake: FakeScriptedLLM) -> Iterator[Hi
 
 
 def _reflect_once(hs: Hindsight, fake: FakeScriptedLLM, opinion: dict[str, object] = OPINION) -> str:
-    fake.replies += [ANSWER, _opinions(opinion)]
+    fake.replies.append(reflect_reply(ANSWER, opinion))
     result = hs.bank("b").reflect("How is Alice doing?", query_time="2024-06-01")
     assert len(result.opinions) == 1
     return result.opinions[0].unit.id
@@ -77,7 +73,7 @@ def test_reflect_answers_cites_and_stores_linked_opinion(engine: Hindsight, fake
     bank = engine.bank("b")
     bank.set_profile(BankProfile(name="Ada", background="I am a career coach.",
                                  disposition=Disposition(skepticism=5, literalism=1, empathy=5, bias=0.9)))
-    fake.replies += [ANSWER, _opinions(OPINION)]
+    fake.replies.append(reflect_reply(ANSWER, OPINION))
     result = bank.reflect("How is Alice doing?", query_time="2024-06-01")
     assert result.answer == ANSWER
     evidence_ids = [u.id for u in result.evidence]
@@ -88,8 +84,7 @@ def test_reflect_answers_cites_and_stores_linked_opinion(engine: Hindsight, fake
     assert "highly skeptical" in system and "very flexibly" in system and "highly empathetic" in system
     assert "strongly shape" in system
     assert "[1]" in fake.prompts[0][1].content and "Today is 2024-06-01" in fake.prompts[0][1].content
-    memories = fake.prompts[0][1].content.split("Memories:\n")[1].split("\n\nQuestion")[0]
-    assert f"Memories:\n{memories}\n\nQuestion: How is Alice doing?" in fake.prompts[1][1].content  # to cite them
+    assert len(fake.prompts) == 1 and '"opinions"' in system  # the answer and its opinions in one call
     [change] = result.opinions
     unit = change.unit
     assert unit.network == Network.OPINION and unit.confidence == pytest.approx(FORMED)
@@ -100,7 +95,9 @@ def test_reflect_answers_cites_and_stores_linked_opinion(engine: Hindsight, fake
     [event] = bank.opinion_history(unit.id)
     assert event.verdict == Verdict.FORMED and event.confidence == pytest.approx(FORMED)
     assert set(event.evidence) == set(result.cited)
-    assert result.usage.calls == 2 and result.usage.total_tokens > 0
+    assert result.usage.calls == 1 and result.usage.total_tokens > 0
+    assert result.known and result.weak is None and not result.retried and result.model == "fake-scripted"
+    assert result.seconds > 0
     assert bank.recall("Is Alice settling in?", networks=["opinion"]).hits[0].unit.id == unit.id
 
 
@@ -109,12 +106,13 @@ def test_same_opinion_again_is_reinforced_only_by_evidence_it_has_not_weighed(
 ) -> None:
     first = _reflect_once(engine, fake)
     bank = engine.bank("b")
-    fake.replies += [ANSWER, _opinions(OPINION)]
+    fake.replies.append(reflect_reply(ANSWER, OPINION))
     again = bank.reflect("How is Alice doing?", query_time="2024-06-02")  # the same question, the same evidence
     assert again.opinions == [] and again.rejected_opinions == []
     assert bank.get_unit(first).confidence == pytest.approx(FORMED) and len(bank.opinion_history(first)) == 1
     bank.retain("Alice got promoted at Google after three months.", timestamp="2024-06-10", document_id="d3")
-    fake.replies += [ANSWER, _opinions({**OPINION, "sources": list(range(1, 10))})]  # all memories, the new fact too
+    # It cites every memory: the new fact too.
+    fake.replies.append(reflect_reply(ANSWER, {**OPINION, "sources": list(range(1, 10))}))
     [change] = bank.reflect("How is Alice doing?", query_time="2024-06-20").opinions
     promoted = [u.id for u in bank.units() if "promoted" in u.text]
     assert change.unit.id == first and len(bank.units(Network.OPINION)) == 1
@@ -122,21 +120,21 @@ def test_same_opinion_again_is_reinforced_only_by_evidence_it_has_not_weighed(
     assert change.unit.confidence == pytest.approx(FORMED + 0.1)
 
 
-def test_failed_opinion_extraction_keeps_the_answer(engine: Hindsight, fake: FakeScriptedLLM) -> None:
-    fake.replies += [ANSWER, "no json here", "still none", "{\"opinions\": [{\"opinion\": \"x\""]
-    result = engine.bank("b").reflect("How is Alice doing?")
-    assert result.answer == ANSWER and result.opinions == []
-    assert result.opinion_error is not None and "OpinionsOut" in result.opinion_error
-    assert result.usage.calls == 4
-    assert engine.bank("b").units(Network.OPINION) == []
+def test_a_reply_that_never_validates_is_a_typed_error_and_stores_nothing(
+    engine: Hindsight, fake: FakeScriptedLLM
+) -> None:
+    fake.replies += ["no json here", "still none", '{"answer": "x", "opinions": [{"opinion": "x"']
+    with pytest.raises(LLMError, match="no valid ReflectOut after 3 attempts"):
+        engine.bank("b").reflect("How is Alice doing?")
+    assert engine.bank("b").units(Network.OPINION) == [] and fake.remaining == 0
 
 
 def test_reflect_rejects_bad_query_and_empty_answer(engine: Hindsight, fake: FakeScriptedLLM) -> None:
     bank = engine.bank("b")
     with pytest.raises(InvalidInputError):
         bank.reflect("   ")
-    fake.replies.append("  ")
-    with pytest.raises(LLMError, match="empty"):
+    fake.replies += ["  ", reflect_reply(" \u200b "), reflect_reply("")]
+    with pytest.raises(LLMError, match="answer"):
         bank.reflect("How is Alice doing?")
     assert bank.units(Network.OPINION) == []
 
@@ -306,7 +304,7 @@ def test_candidates_that_are_not_opinions_are_reported_never_stored(engine: Hind
     copied = next(u.text for u in bank.units() if "Miso" in u.text)
     junk = [{"opinion": "I do not know."}, {"opinion": "How is Alice doing?"}, {"opinion": copied},
             {"opinion": "I believe Alice lives in Mountain View.", "sources": [1]}]
-    fake.replies += [ANSWER, _opinions(*junk, OPINION)]
+    fake.replies.append(reflect_reply(ANSWER, *junk, OPINION))
     result = bank.reflect("How is Alice doing?", query_time="2024-06-01")
     # The opinion comes last, after candidates that are not opinions: max_opinions (3) counts kept ones.
     assert [c.unit.text for c in result.opinions] == [OPINION["opinion"]]
@@ -322,9 +320,9 @@ def test_candidates_that_are_not_opinions_are_reported_never_stored(engine: Hind
 def test_an_opinion_of_an_answer_that_cites_nothing_is_not_stored(engine: Hindsight, fake: FakeScriptedLLM) -> None:
     bank = engine.bank("b")
     judgment = {"opinion": "I think Alice should join the Bayview Runners.", "sources": [7]}  # 7 names no memory
-    fake.replies += ["I think Alice should join the Bayview Runners.", _opinions(judgment)]
+    fake.replies += [reflect_reply("I think Alice should join the Bayview Runners.", judgment)] * 2
     result = bank.reflect("What should Alice do?", query_time="2024-06-01")
-    assert result.cited == [] and result.opinions == []
+    assert result.cited == [] and result.opinions == [] and result.weak == "it cites no memory" and result.retried
     assert [(r.text, r.reason) for r in result.rejected_opinions] == [(judgment["opinion"], RejectReason.UNCITED)]
     assert bank.units(Network.OPINION) == []
 
@@ -336,7 +334,7 @@ def test_facts_retained_before_an_opinion_are_not_new_evidence_for_it(engine: Hi
     assert bank.pending() == 2  # queued at retain, not worked off before the opinion exists
     # The opinion cites nothing itself: it rests on what its answer cites.
     answer = "Alice works at Google [1]. I think Alice is settling in well."
-    fake.replies += [answer, _opinions({**OPINION, "sources": []})]
+    fake.replies.append(reflect_reply(answer, {**OPINION, "sources": []}))
     [formed] = bank.reflect("How is Alice doing?", query_time="2024-09-01").opinions
     assert len(formed.event.evidence) == 1  # one of the four facts; the others were only retained before
     calls = len(fake.prompts)
@@ -361,7 +359,7 @@ def test_opinion_events_are_dated_in_the_bank_time(engine: Hindsight, fake: Fake
     fake.replies.append(json.dumps({"verdict": "weaken", "reason": "she missed her old job"}))
     bank.process_pending()
     bank.retain("Alice ran a workshop at Google.", timestamp="2024-09-01", document_id="d6")
-    fake.replies += [ANSWER, _opinions({**OPINION, "sources": list(range(1, 10))})]
+    fake.replies.append(reflect_reply(ANSWER, {**OPINION, "sources": list(range(1, 10))}))
     before = datetime.now(timezone.utc)
     bank.reflect("How is Alice doing?")  # no query time: the same opinion, reinforced now by the workshop
     after = datetime.now(timezone.utc)
@@ -380,11 +378,11 @@ def test_reflect_recalls_every_network_and_shows_each_apart(engine: Hindsight, f
                  {"speaker": "Ava", "role": "assistant", "content": "I recommended a scratching post for Miso."}],
                 timestamp="2024-05-04", document_id="d3")
     _reflect_once(engine, fake)  # forms the opinion "I think Alice is settling in well at Google."
-    fake.replies += [ANSWER, _opinions()]
+    fake.replies.append(reflect_reply(ANSWER))
     result = bank.reflect("How is Alice doing with Miso and her job?", query_time="2024-06-01", budget=10_000)
     networks = {u.network for u in result.evidence}
     assert {Network.WORLD, Network.EXPERIENCE, Network.OPINION} <= networks
-    prompt = fake.prompts[-2][1].content
+    prompt = fake.prompts[-1][1].content
     world, rest = prompt.split("Facts about the world and other people:\n")[1].split("\n\nYour own experience")
     experience, opinions = rest.split("\n\nYour opinions:\n")
     numbered = {u.id: i for i, u in enumerate(result.evidence, start=1)}

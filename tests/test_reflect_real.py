@@ -32,7 +32,7 @@ from hindsight.reflect.schemas import OpinionOut
 pytest.importorskip("llama_cpp")
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SMALL = {"answer": {"max_tokens": 120, "budget": 512}, "opinions": {"max_tokens": 160, "max_per_reflect": 2},
+SMALL = {"answer": {"budget": 512}, "opinions": {"max_per_reflect": 2},
          "observations": {"max_tokens": 200}, "reinforce": {"max_tokens": 160}, "work": {"background": False}}
 
 
@@ -65,8 +65,8 @@ def test_reflect_end_to_end_with_the_local_model(alice: Hindsight) -> None:
     result = bank.reflect("Does Alice enjoy hiking? Give your opinion.", query_time="2024-09-01")
     assert result.answer.strip() and result.evidence
     assert set(result.cited) <= {u.id for u in result.evidence}
-    assert result.opinion_error is None  # schema-constrained output parses
-    assert result.usage.calls >= 2 and result.usage.completion_tokens > 0
+    assert result.usage.calls <= 2 and result.usage.completion_tokens > 0  # constrained output parses at once
+    assert result.model == alice.reasoner.llm.model_name and result.seconds > 0
     stored = {u.id for u in bank.units(Network.OPINION)}
     for change in result.opinions:
         assert change.unit.id in stored and 0.0 <= (change.unit.confidence or 0.0) <= FORMED_CAP

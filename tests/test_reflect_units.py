@@ -21,14 +21,15 @@ from hindsight.reflect.answer import cited_ids
 from hindsight.reflect.background import clip
 from hindsight.reflect.disposition import describe_disposition, strength_instruction, system_message
 from hindsight.reflect.opinions import updated_confidence
-from hindsight.reflect.prompts import answer_messages, opinion_messages
+from hindsight.reflect.prompts import reflect_messages
 from hindsight.reflect.schemas import (
     AssessmentOut,
     BackgroundOut,
     ObservationOut,
     ObservationsOut,
     OpinionOut,
-    OpinionsOut,
+    ReflectOut,
+    reflect_max_tokens,
 )
 from hindsight.reflect.types import Assessment
 from hindsight.store.base import PendingItem, WriteBatch
@@ -51,8 +52,7 @@ def test_update_rule_of_design(confidence: float, verdict: Verdict, expected: fl
 def test_opinion_schema_is_lenient_where_small_models_are_sloppy() -> None:
     o = OpinionOut.model_validate({"text": "I think Python is best.", "reason": None, "citations": "[2][5]",
                                    "entities": "Python, pandas", "confidence": 0.95})
-    assert (o.opinion, o.reasoning, o.sources, o.entities) == ("I think Python is best.", "", [2, 5],
-                                                               ["Python", "pandas"])
+    assert (o.opinion, o.reasoning, o.sources) == ("I think Python is best.", "", [2, 5])
     assert "confidence" not in OpinionOut.model_json_schema()["properties"]  # the engine derives it, never asks
     assert OpinionOut.model_validate({"opinion": "I like it.", "sources": 3}).sources == [3]
     assert OpinionOut.model_validate({"opinion": "I like it.", "sources": None}).sources == []
@@ -100,7 +100,7 @@ def test_assessment_schema_offers_the_model_its_four_answers_reason_first() -> N
         AssessmentOut.model_validate({"answer": "formed"})
 
 
-@pytest.mark.parametrize("model", [OpinionsOut, AssessmentOut, ObservationsOut, BackgroundOut])
+@pytest.mark.parametrize("model", [ReflectOut, AssessmentOut, ObservationsOut, BackgroundOut])
 def test_reasoning_schemas_hold_no_docstrings_or_titles(model: type[BaseModel]) -> None:
     text = json.dumps(model.model_json_schema())
     assert '"description"' not in text and '"title"' not in text
@@ -108,14 +108,16 @@ def test_reasoning_schemas_hold_no_docstrings_or_titles(model: type[BaseModel]) 
 
 
 def test_schemas_cap_the_lists_they_show_not_what_they_accept() -> None:
-    limited = with_max_items(OpinionsOut, "opinions", 2)
+    limited = with_max_items(ReflectOut, "opinions", 2)
     schema = limited.model_json_schema()
     assert schema["properties"]["opinions"]["maxItems"] == 2  # a constrained decoder stops at max_opinions
+    assert list(schema["properties"]) == ["known", "answer", "opinions"]  # the answer follows from `known`
+    assert schema["properties"]["answer"]["maxLength"] > 0
     opinion = schema["$defs"]["OpinionOut"]["properties"]
-    assert all(opinion[k]["maxLength"] > 0 for k in ("opinion", "reasoning"))
-    assert opinion["entities"]["maxItems"] > 0 and opinion["sources"]["maxItems"] > 0
-    assert limited is with_max_items(OpinionsOut, "opinions", 2) and issubclass(limited, OpinionsOut)
-    three = {"opinions": [{"opinion": f"I think {n}.", "sources": [1]} for n in "abc"]}
+    assert all(opinion[k]["maxLength"] > 0 for k in ("opinion", "reasoning")) and opinion["sources"]["maxItems"] > 0
+    assert list(opinion) == ["opinion", "sources", "reasoning"]  # cited before a long reasoning
+    assert limited is with_max_items(ReflectOut, "opinions", 2) and issubclass(limited, ReflectOut)
+    three = {"answer": "I think so [1].", "opinions": [{"opinion": f"I think {n}.", "sources": [1]} for n in "abc"]}
     assert len(limited.model_validate(three).opinions) == 3  # a hosted model that writes more is kept
     observations = with_max_items(ObservationsOut, "observations", 7)
     assert observations.model_json_schema()["properties"]["observations"] == {
@@ -155,26 +157,39 @@ def _hit(uid: str) -> RecallHit:
     return RecallHit(unit=unit, text="t", tokens=1, channels=[], fused_score=1.0, score=1.0)
 
 
-def test_answer_prompt_asks_for_the_banks_own_judgment_instead_of_a_refusal() -> None:
-    system, user = answer_messages("You are Ava.", "Should Maya use DuckDB?", "[1] Maya tried DuckDB.", NOW)
+def test_the_reflect_prompt_asks_for_the_banks_own_cited_judgment_instead_of_a_refusal() -> None:
+    system, user = reflect_messages("You are Ava.", "Should Maya use DuckDB?", "[1] Maya tried DuckDB.", NOW, 2)
     rules = system.content
     assert rules.startswith("You are Ava.") and "Question: Should Maya use DuckDB?" in user.content
-    assert "first person" in rules and "I think" in rules  # the bank speaks as itself
-    assert "judgment" in rules and "unsure" in rules  # a view with its doubts, not a refusal
-    assert "only when none of the memories bears on the question" in rules
-    assert "if they do not hold the answer, say that you do not know" not in rules
+    assert user.content.startswith("Today is 2024-05-01.") and "[1] Maya tried DuckDB." in user.content
+    assert "first person" in rules and "I think" in rules and "never copied" in rules  # the bank speaks as itself
+    assert "Do not refuse" in rules and "known: true when some memory bears on the question" in rules
+    assert "Cite each memory you use by its number" in rules
 
 
-def test_opinion_prompt_asks_for_first_person_sentences_and_says_what_is_no_opinion() -> None:
-    memories = "[1] (world) DuckDB ran ten times faster.\n[2] (world) Maya uses Postgres."
-    system, user = opinion_messages("You are Ava.", "Should Maya use DuckDB?", "I think she should [1].", memories, 2)
-    assert 'starts with "I"' in system.content and '"opinion": "I think ..."' in system.content
-    assert "question, or that you do not know" in system.content and "At most 2 opinions" in system.content
-    assert "a fact, even one you believe" in system.content and '"sources": [1]' in system.content
-    assert system.content.index('"sources"') < system.content.index('"reasoning"')  # cited before a long reasoning
-    assert "confidence" not in system.content  # the engine derives it from the cited memories
-    assert user.content == ("Memories:\n[1] (world) DuckDB ran ten times faster.\n[2] (world) Maya uses Postgres."
-                            "\n\nQuestion: Should Maya use DuckDB?\n\nYour answer: I think she should [1].")
+def test_the_reflect_prompt_asks_for_first_person_opinions_or_for_none() -> None:
+    system = reflect_messages("You are Ava.", "Should Maya use DuckDB?", "[1] x", NOW, 2)[0].content
+    assert 'starts with "I"' in system and '"opinion": "I think ..."' in system and "at most 2" in system
+    assert "A fact is not an opinion" in system and '"sources": [1]' in system
+    assert system.index('"sources"') < system.index('"reasoning"')  # cited before a long reasoning
+    assert "confidence" not in system  # the engine derives it from the cited memories
+    off = reflect_messages("You are Ava.", "Should Maya use DuckDB?", "[1] x", NOW, 0)[0].content
+    assert "list no opinions" in off and '"opinions": []' in off and "opinion\": \"I think" not in off
+
+
+def test_a_reflect_reply_needs_a_visible_answer_and_reads_known_leniently() -> None:
+    assert ReflectOut.model_validate({"answer": " I think so [1]. "}).answer == "I think so [1]."
+    assert ReflectOut.model_validate({"known": None, "response": "I do not know."}).known is True
+    assert ReflectOut.model_validate({"known": "false", "answer": "I do not know."}).known is False
+    for answer in ("", " \u200b ", None):
+        with pytest.raises(ValidationError):
+            ReflectOut.model_validate({"answer": answer})
+
+
+def test_reflect_max_tokens_grows_with_the_opinions_asked_for() -> None:
+    none, three = reflect_max_tokens(0), reflect_max_tokens(3)
+    answer = ReflectOut.model_json_schema()["properties"]["answer"]["maxLength"]
+    assert none >= answer and three > none and reflect_max_tokens(-1) == none
 
 
 def test_cited_ids_map_numbers_to_units_in_citation_order() -> None:

@@ -325,7 +325,7 @@ def test_export_then_import_into_another_server(api: httpx.Client, tmp_path: Pat
 def test_a_slow_llm_call_never_holds_up_recall(tmp_path: Path, llama_server: str) -> None:
     config = {"llm": {"backend": "openai", "base_url": llama_server, "model": "qwen-0.5b", "api_key": "local",
                       "timeout_s": 600, "request_retries": 0, "max_tokens": 48},
-              "reflect": {"answer": {"max_tokens": 48}, "opinions": {"enabled": False}}}
+              "reflect": {"answer": {"budget": 256}, "opinions": {"enabled": False}}}
     with served(tmp_path / "memdir", config) as url, httpx.Client(base_url=url, timeout=600) as api:
         api.post("/v1/banks/alice/retain", json={"content": TALK}).raise_for_status()
         reflected: list[int] = []

@@ -10,6 +10,7 @@ from typing import Any
 _SECTIONS = {"extractor": "retain.extract", "entities": "retain.entities", "links": "retain.links"}
 
 _KEPT = "removed; the default behaviour is kept"
+_BOUNDED = "removed: a reflect reply's max_tokens covers the largest reply its schema allows"
 
 MOVED: dict[str, str] = {
     # retain.extract
@@ -61,10 +62,12 @@ MOVED: dict[str, str] = {
     # reflect
     "reflect.budget": "reflect.answer.budget",
     "reflect.temperature": "reflect.answer.temperature",
-    "reflect.answer_max_tokens": "reflect.answer.max_tokens",
+    "reflect.answer_max_tokens": _BOUNDED,
+    "reflect.answer.max_tokens": _BOUNDED,
     "reflect.form_opinions": "reflect.opinions.enabled",
     "reflect.max_opinions": "reflect.opinions.max_per_reflect",
-    "reflect.opinion_max_tokens": "reflect.opinions.max_tokens",
+    "reflect.opinion_max_tokens": _BOUNDED,
+    "reflect.opinions.max_tokens": _BOUNDED,
     "reflect.background": "reflect.work.background",
     "reflect.batch_size": "reflect.work.batch_size",
     "reflect.background_max_chars": "reflect.profile.max_background_chars",
@@ -85,19 +88,18 @@ for _old in ("min_facts", "max_facts", "max_count", "debounce_seconds", "max_tok
     MOVED[f"reflect.observation_{_old}"] = f"reflect.observations.{_old}"
 
 
-def moved_keys(data: Mapping[str, Any]) -> list[str]:
-    """One line per old key in `data` (a config as loaded from YAML): where it went, or what was kept."""
+def moved_keys(data: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """One line per old key in `data` (a config as loaded from YAML), at any depth: where it went, or what was
+    kept."""
     out = []
-    for section, body in data.items():
-        if not isinstance(body, Mapping):
-            continue
-        for key in body:
-            old = f"{section}.{key}"
-            if old == "recall.rerank" and isinstance(body[key], Mapping):
-                continue  # the new section of the same name
-            if old in MOVED:
-                new = MOVED[old]
-                out.append(f"{old} {'was ' + new if new.startswith('removed') else 'is now ' + new}")
-            elif section in _SECTIONS:
-                out.append(f"{old} is now {_SECTIONS[section]}.{key}")
+    section = prefix.rstrip(".")
+    for key, body in data.items():
+        old = f"{prefix}{key}"
+        if old in MOVED and not (old == "recall.rerank" and isinstance(body, Mapping)):  # the new section's name
+            new = MOVED[old]
+            out.append(f"{old} {'was ' + new if new.startswith('removed') else 'is now ' + new}")
+        elif section in _SECTIONS:
+            out.append(f"{old} is now {_SECTIONS[section]}.{key}")
+        elif isinstance(body, Mapping):
+            out.extend(moved_keys(body, f"{old}."))
     return out

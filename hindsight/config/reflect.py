@@ -11,19 +11,19 @@ from hindsight.config.services import Section
 
 
 class AnswerConfig(Section):
-    """The answer of reflect: how much evidence it reads and how long it may be."""
+    """The answer of reflect: how much evidence it reads. Its length is bounded by the reply's schema, and the reply's
+    max_tokens covers the largest one the schema allows."""
 
-    budget: int = Field(2048, ge=1, description="recall budget (tokens) of the evidence handed to the answer model")
-    temperature: float = Field(0.2, ge=0, le=2, description="of the answer and of the opinions formed from it")
-    max_tokens: int = Field(400, ge=1)
+    budget: int = Field(2048, ge=1, description="recall budget (tokens) of the evidence handed to the answer model; "
+                        "a local model reads at most a quarter of its context window")
+    temperature: float = Field(0.2, ge=0, le=2, description="of the answer and of the opinions formed with it")
 
 
 class OpinionsConfig(Section):
     """Opinions formed by reflect; off for an agent that should answer without forming views."""
 
     enabled: bool = True
-    max_per_reflect: int = Field(3, ge=0, description="opinions kept per reflect call")
-    max_tokens: int = Field(300, ge=1)
+    max_per_reflect: int = Field(3, ge=0, le=10, description="opinions asked for and kept per reflect call")
 
 
 class ReinforceConfig(Section):

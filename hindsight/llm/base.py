@@ -228,6 +228,16 @@ class LLM(ABC):
 
     name: str = "llm"
 
+    @property
+    def model_name(self) -> str:
+        """The model that answers, as results report it."""
+        return self.name
+
+    @property
+    def context_tokens(self) -> int | None:
+        """The model's context window in tokens, when the backend knows it (a local model); None otherwise."""
+        return None
+
     @abstractmethod
     def complete(
         self,

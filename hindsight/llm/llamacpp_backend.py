@@ -44,6 +44,14 @@ class LlamaCppLLM(LLM):
         self._llama: Any = None
         self._lock = threading.Lock()
 
+    @property
+    def model_name(self) -> str:
+        return self.model_path.stem
+
+    @property
+    def context_tokens(self) -> int | None:
+        return self.n_ctx
+
     def __repr__(self) -> str:
         return f"LlamaCppLLM({str(self.model_path)!r}, n_threads={self.n_threads})"
 

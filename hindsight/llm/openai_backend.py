@@ -101,6 +101,11 @@ class OpenAICompatibleLLM(LLM):
     def __repr__(self) -> str:
         return f"OpenAICompatibleLLM(base_url={self.base_url!r}, model={self._model!r}, mode={self.mode!r})"
 
+    @property
+    def model_name(self) -> str:
+        """The configured model, or the server's once a call has asked for it (never a request of its own)."""
+        return self._model or self.name
+
     # -- requests ----------------------------------------------------------------------------
     @property
     def model(self) -> str:

@@ -81,6 +81,14 @@ class MeteredLLM(LLM):
     def __repr__(self) -> str:
         return f"MeteredLLM({self.inner!r})"
 
+    @property
+    def model_name(self) -> str:
+        return self.inner.model_name
+
+    @property
+    def context_tokens(self) -> int | None:
+        return self.inner.context_tokens
+
     def __getattr__(self, attr: str) -> Any:
         if attr == "inner":  # not yet set (copy, unpickling): no recursion
             raise AttributeError(attr)

@@ -26,9 +26,10 @@ def clip(text: str, max_chars: int) -> str:
 
 
 def merge_background(
-    llm: LLM, name: str, current: str, snippet: str, *, max_chars: int, max_retries: int, max_tokens: int
+    llm: LLM, name: str, current: str, snippet: str, *, max_chars: int, max_retries: int
 ) -> tuple[str, LLMUsage]:
-    """The merged background (first person, new information winning conflicts, at most `max_chars`)."""
+    """The merged background (first person, new information winning conflicts, at most `max_chars`). The reply may
+    run to twice `max_chars` (a token is at least one character, an escaped one two) before it is clipped."""
     reply = llm.structured(background_messages(name, current, snippet, MAX_SENTENCES), BackgroundOut,
-                           max_retries=max_retries, max_tokens=max_tokens, temperature=0.0)
+                           max_retries=max_retries, max_tokens=2 * max_chars + 32, temperature=0.0)
     return clip(reply.value.background, max_chars), reply.usage

@@ -23,11 +23,9 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from hindsight.llm.base import ChatMessage
-from hindsight.llm.schema import with_max_items
-from hindsight.models import LLMUsage, MemoryUnit, Network, OpinionEvent, Verdict
+from hindsight.models import MemoryUnit, Network, OpinionEvent, Verdict
 from hindsight.reflect.opinion_check import CitedOpinion
-from hindsight.reflect.schemas import OpinionOut, OpinionsOut
+from hindsight.reflect.schemas import OpinionOut
 from hindsight.reflect.stage import Stage
 from hindsight.reflect.types import OpinionChange
 from hindsight.reflect.writer import OPINIONS_DOCUMENT, DerivedUnit
@@ -83,15 +81,7 @@ class OpinionVectors:
 
 
 class OpinionFormer(Stage):
-    """Extracts the opinions a reflect answer shows (paper appendix A.5) and stores or reinforces them."""
-
-    def extract(self, messages: Sequence[ChatMessage]) -> tuple[list[OpinionOut], LLMUsage]:
-        """The opinion candidates of one answer, as the model gave them; raises LLMError when the model fails."""
-        schema = with_max_items(OpinionsOut, "opinions", self.config.opinions.max_per_reflect)
-        reply = self.llm.structured(messages, schema, max_retries=self.max_retries,
-                                    max_tokens=self.config.opinions.max_tokens,
-                                    temperature=self.config.answer.temperature)
-        return reply.value.opinions, reply.usage
+    """Stores the opinions a reflect answer shows (paper appendix A.5), or reinforces held ones they restate."""
 
     def store_opinions(
         self,
@@ -150,8 +140,8 @@ class OpinionFormer(Stage):
 def _entities_of(
     out: OpinionOut, evidence: Sequence[MemoryUnit], refs: dict[str, list[EntityRef]]
 ) -> dict[str, str]:
-    """Entities of the evidence that the opinion names (in its text or its entity list); never new ones."""
-    said = " ".join([out.opinion, *out.entities]).lower()
+    """Entities of the evidence that the opinion names (in its text or its reasoning); never new ones."""
+    said = f"{out.opinion} {out.reasoning}".lower()
     found: dict[str, str] = {}
     for unit in evidence:
         for ref in refs.get(unit.id, []):

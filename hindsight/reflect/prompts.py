@@ -14,34 +14,31 @@ from hindsight.models import MemoryUnit, Network
 from hindsight.recall.format import unit_day
 from hindsight.recall.types import RecallHit
 
-ANSWER_RULES = """\
+REFLECT_RULES = """\
 Answer the question from your memories below, as yourself. Each memory has a number in brackets.
-- Speak in the first person ("I remember ...", "I think ..."). Cite the memories you use by their numbers, like [1]
-  or [2][3]. Take facts only from the memories; do not invent any.
+- known: true when some memory bears on the question, false when none does.
+- answer: in your own words, in the first person ("I remember ...", "I think ..."), never in the voice of a person
+  in the memories and never copied from them. Cite each memory you use by its number, like [1] or [2][3]. Take facts
+  only from the memories; do not invent any. When known is false, say that you do not know and what is missing, and
+  cite nothing.
 - When the question asks for a judgment, an opinion or advice, give your own judgment ("I think ..."): weigh what
-  the memories show, say what you conclude and why, and then what you are unsure of. Do not refuse because the
-  memories do not settle the question.
-- Say that you do not know only when none of the memories bears on the question, and say what is missing.
+  the memories show, say what you conclude and why. Do not refuse because the memories do not settle the question.
 - The memories are in sections: facts about the world and other people; your own experience, what you yourself
-  did and said ("I ..."); your opinions, your earlier judgments with how confident you were; and summaries. Keep
-  what you did apart from what others did, and a fact apart from an opinion.
-- Be brief: a few sentences."""
+  did and said; your opinions, your earlier judgments with how confident you were; and summaries. Keep what you did
+  apart from what others did, and a fact apart from an opinion.
+- Be brief: a few sentences.
+{opinion_rules}
+Reply with JSON only, in this form: {{"known": true, "answer": "I think ... [1]", "opinions": [{example}]}}"""
 
 OPINION_RULES = """\
-Read your answer below and write down the opinions it shows: your own judgments of what is good or bad, right or
-wrong, wise or worth it, what someone should do, or what you prefer.
-Each opinion is one sentence that starts with "I" and judges, like "I think [a choice] was good for [someone]." or
-"I think [someone] should [do something].".
-Not an opinion: a fact, even one you believe ("I believe she lives in Lisbon." is a fact), what the memories say, a
-question, or that you do not know.
-For each opinion give:
-- opinion: your judgment, one sentence starting with "I".
-- sources: the numbers of the memories that support it, like [1, 3]. An opinion that no memory supports is not yours.
-- reasoning: why you hold it, in one sentence.
-- entities: names of the people, places or things it is about.
-At most {max_opinions} opinions. If the answer holds no opinion, reply {{"opinions": []}}.
-Reply with JSON only, in this form: {{"opinions": [{{"opinion": "I think ...", "sources": [1], "reasoning": "...",
-"entities": ["..."]}}]}}"""
+- opinions: the judgments your answer shows, at most {max_opinions}: what is good or bad, wise or worth it, what
+  someone should do, or what you prefer. Each opinion is one sentence that starts with "I" and judges, like "I think
+  [a choice] was good for [someone].". A fact is not an opinion ("I believe she lives in Lisbon." is a fact), nor is
+  that you do not know. sources: the numbers of the memories that support it. reasoning: why, in one sentence. An
+  answer that judges nothing has no opinions: []."""
+
+NO_OPINIONS = "- opinions: always []: list no opinions."
+_OPINION_EXAMPLE = '{{"opinion": "I think ...", "sources": [1], "reasoning": "..."}}'
 
 ASSESS_RULES = """\
 You check whether new facts agree with an opinion you hold.
@@ -100,20 +97,14 @@ def memory_sections(hits: Sequence[RecallHit]) -> str:
     return "\n\n".join(blocks) or "(no memories)"
 
 
-def answer_messages(identity: str, query: str, memories: str, query_time: datetime) -> list[ChatMessage]:
-    """System: identity and rules; user: the date (on the query time's clock), the memories and the question."""
+def reflect_messages(identity: str, query: str, memories: str, query_time: datetime,
+                     max_opinions: int) -> list[ChatMessage]:
+    """System: identity and rules (opinions asked for only when `max_opinions` > 0); user: the date (on the query
+    time's clock), the memories and the question."""
+    opinions = OPINION_RULES.format(max_opinions=max_opinions) if max_opinions > 0 else NO_OPINIONS
+    rules = REFLECT_RULES.format(opinion_rules=opinions, example=_OPINION_EXAMPLE if max_opinions > 0 else "")
     user = f"Today is {query_time:%Y-%m-%d}.\n\nMemories:\n{memories}\n\nQuestion: {query}"
-    return [ChatMessage("system", f"{identity}\n\n{ANSWER_RULES}"), ChatMessage("user", user)]
-
-
-def opinion_messages(
-    identity: str, query: str, answer: str, memories: str, max_opinions: int
-) -> list[ChatMessage]:
-    """System: identity and rules; user: the numbered memories the answer was given (`memory_sections`), the
-    question and the answer."""
-    rules = OPINION_RULES.format(max_opinions=max_opinions)
-    return [ChatMessage("system", f"{identity}\n\n{rules}"),
-            ChatMessage("user", f"Memories:\n{memories}\n\nQuestion: {query}\n\nYour answer: {answer}")]
+    return [ChatMessage("system", f"{identity}\n\n{rules}"), ChatMessage("user", user)]
 
 
 def assess_messages(opinion: MemoryUnit, facts: Sequence[MemoryUnit]) -> list[ChatMessage]:

@@ -115,7 +115,7 @@ class Reasoner:
             raise InvalidInputError("the snippet has no visible text once private spans go")
         merged, usage = merge_background(
             self.llm, profile.name, profile.background, snippet, max_chars=self.config.profile.max_background_chars,
-            max_retries=self.max_retries, max_tokens=self.config.answer.max_tokens,
+            max_retries=self.max_retries,
         )
         return profile.model_copy(update={"background": merged}), Usage.of(usage)
 

@@ -1,6 +1,7 @@
-"""Pydantic schemas of the LLM's reasoning output: opinions (paper appendix A.5), assessments, observations.
+"""Pydantic schemas of the LLM's reasoning output: a reflect reply and its opinions (paper appendix A.5),
+assessments, observations.
 
-Lenient where small models are sloppy (aliases, strings for lists of names or numbers), strict where it matters
+Lenient where small models are sloppy (aliases, strings for lists of numbers), strict where it matters
 (an opinion needs text, a verdict must be one of the four). The JSON schema the model is given (in the prompt, as a
 llama.cpp grammar, as an OpenAI response format) holds only what it fills: no class docstrings, no generated titles.
 """
@@ -13,6 +14,7 @@ from pydantic import AliasChoices, Field, field_validator
 
 from hindsight.llm.schema import LenientOutput, numbers
 from hindsight.reflect.types import Assessment
+from hindsight.text import has_visible
 
 _ANSWER_ALIASES = {
     "agree": "agrees", "reinforce": "agrees", "reinforces": "agrees", "supports": "agrees", "support": "agrees",
@@ -22,47 +24,49 @@ _ANSWER_ALIASES = {
 }
 
 
-# Shown in the schema, not enforced: qwen-0.5b once listed one entity until max_tokens ran out.
-MAX_OPINION_ENTITIES = 10
-# An opinion's text and reasoning, and a revised opinion: bounded so that a small model looping in one still
+# A revised opinion (reinforcement) and an assessment's reason: bounded so that a small model looping in one still
 # closes the JSON under constrained decoding.
 _OPINION_SCHEMA: dict[str, Any] = {"maxLength": 300}
 MAX_OBSERVATION_SOURCES = 30
-MAX_OPINION_SOURCES = 10  # shown in the schema, like MAX_OPINION_ENTITIES
+
+# The bounds of a reflect reply: with constrained decoding a model that loops in a string is stopped by its maxLength,
+# and `reflect_max_tokens` covers the largest reply these bounds allow, so a valid reply is never cut off.
+ANSWER_CHARS = 700
+OPINION_CHARS = 200
+REASONING_CHARS = 160
+MAX_OPINION_SOURCES = 5
+# Characters of a reply outside its strings: keys, quotes, brackets, numbers and the whitespace between them.
+_REPLY_FRAME_CHARS = 160
+_OPINION_FRAME_CHARS = 200
 
 
-def _names(value: Any) -> Any:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [p.strip() for p in value.split(",") if p.strip()]
-    return value
+def reflect_max_tokens(max_opinions: int) -> int:
+    """Completion tokens that hold the largest ReflectOut with `max_opinions` opinions: two per character of its
+    strings (an escaped character is two, a rare letter may be two tokens) and one per character of the rest. A local
+    model's reply is also bounded by the context window its prompt leaves."""
+    opinion = 2 * (OPINION_CHARS + REASONING_CHARS) + _OPINION_FRAME_CHARS
+    return _REPLY_FRAME_CHARS + 2 * ANSWER_CHARS + max(0, max_opinions) * opinion
 
 
 class OpinionOut(LenientOutput):
-    """One opinion: a first-person judgment, its reasoning and the numbers of the memories it rests on. No
-    confidence: the engine derives it from the cited memories (hindsight/reflect/opinions.py)."""
+    """One opinion: a first-person judgment, the numbers of the memories it rests on and why. No confidence: the
+    engine derives it from the cited memories (hindsight/reflect/opinions.py); no entities: they are the evidence's
+    entities the opinion names."""
 
     opinion: str = Field(min_length=3, validation_alias=AliasChoices("opinion", "text", "statement"),
-                         json_schema_extra=_OPINION_SCHEMA)
+                         json_schema_extra={"maxLength": OPINION_CHARS})
     # Before the reasoning: a small model that fills the reasoning up to its length bound then closes the object
     # without the fields after it.
     sources: list[int] = Field(default_factory=list,
                                validation_alias=AliasChoices("sources", "source", "citations", "memories", "evidence"),
                                json_schema_extra={"maxItems": MAX_OPINION_SOURCES})
     reasoning: str = Field("", validation_alias=AliasChoices("reasoning", "reason", "why"),
-                           json_schema_extra=_OPINION_SCHEMA)
-    entities: list[str] = Field(default_factory=list, json_schema_extra={"maxItems": MAX_OPINION_ENTITIES})
+                           json_schema_extra={"maxLength": REASONING_CHARS})
 
     @field_validator("sources", mode="before")
     @classmethod
     def _sources(cls, value: Any) -> Any:
-        return numbers(value)
-
-    @field_validator("entities", mode="before")
-    @classmethod
-    def _ents(cls, value: Any) -> Any:
-        return _names(value)
+        return numbers(value)[:MAX_OPINION_SOURCES]
 
     @field_validator("reasoning", mode="before")
     @classmethod
@@ -70,8 +74,26 @@ class OpinionOut(LenientOutput):
         return "" if value is None else value
 
 
-class OpinionsOut(LenientOutput):
+class ReflectOut(LenientOutput):
+    """One reflect reply: whether the memories answer the question, the answer in the bank's voice citing them by
+    number, and the opinions it shows. `known` comes first, so that the answer follows from it."""
+
+    known: bool = Field(True, validation_alias=AliasChoices("known", "answerable", "knows"))
+    answer: str = Field(min_length=1, validation_alias=AliasChoices("answer", "response", "text"),
+                        json_schema_extra={"maxLength": ANSWER_CHARS})
     opinions: list[OpinionOut] = Field(default_factory=list)
+
+    @field_validator("known", mode="before")
+    @classmethod
+    def _known(cls, value: Any) -> Any:
+        return True if value is None else value
+
+    @field_validator("answer")
+    @classmethod
+    def _visible(cls, value: str) -> str:
+        if not has_visible(value):
+            raise ValueError("the answer has no visible text")
+        return value.strip()
 
 
 class AssessmentOut(LenientOutput):

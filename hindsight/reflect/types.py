@@ -75,16 +75,22 @@ class Usage(BaseModel):
 
 
 class ReflectResult(BaseModel):
-    """The answer of one reflect call, the evidence it was given (cited by unit id) and the opinions it formed."""
+    """The answer of one reflect call, the evidence it was given (cited by unit id), the opinions it formed, and
+    what it cost."""
 
     query: str
     answer: str
     evidence: list[MemoryUnit]
     cited: list[str] = Field(default_factory=list)  # evidence unit ids the answer names explicitly
+    known: bool = True  # False: the model says the memories do not answer the question
+    weak: str | None = None  # why the answer is not grounded in its memories (hindsight/reflect/grounding.py)
+    retried: bool = False  # the first answer was not grounded and the model was asked once more
     opinions: list[OpinionChange] = Field(default_factory=list)
     rejected_opinions: list[RejectedOpinion] = Field(default_factory=list)  # candidates that are not opinions
-    opinion_error: str | None = None  # why no opinions were formed, when extraction failed
+    opinion_error: str | None = None  # why no opinions were formed (a refusal, no answer, evidence forgotten)
+    model: str = ""  # the LLM that answered
     usage: Usage = Field(default_factory=Usage)
+    seconds: float = 0.0  # wall time of the whole reflect, recall included
 
     @property
     def rejected_by_reason(self) -> dict[RejectReason, int]:

@@ -87,6 +87,8 @@ def retain_text(bank_id: str, result: RetainResult, zone: tzinfo) -> str:
 def reflect_text(result: ReflectResult, zone: tzinfo) -> str:
     """The answer, then the memories it cites and the opinions it formed or changed."""
     lines = [result.answer.strip(), ""]
+    if result.weak:
+        lines += [f"Weak answer: {result.weak}.", ""]
     cited = [u for u in result.evidence if u.id in set(result.cited)]
     if cited:
         lines += [f"Cited memories ({len(cited)} of {len(result.evidence)} consulted):", *_listed(cited, zone)]
