@@ -2,7 +2,7 @@
 own words, form opinions that judge, and say so when the memory does not hold the answer?
 
     python eval/reflect.py --data tests/fixtures/reflect --out OUT.json [--model qwen-0.5b --model qwen-1.5b]
-        [--config PATH|preset:NAME] [--threads 2] [--work DIR] [--conversations N]
+        [--config PATH|preset:NAME] [--threads 2] [--work DIR] [--conversations N] [--summary SMALL.json]
 
 Each conversation (eval/reflect_data.py) is retained once into a bank with the assistant's profile, in the person's
 time zone, one retain per session in date order (the offline extractor: no LLM). Each model then reflects on a copy
@@ -214,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None, help="banks and answers, kept to resume (default: a "
                         "temporary folder)")
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    parser.add_argument("--summary", type=Path, default=None, help="also write the metrics alone, without the "
+                        "answers (small enough to commit)")
     args = parser.parse_args(argv)
     convs = load_conversations(args.data)[:args.conversations]
     if problems := fixture_problems(convs):
@@ -243,6 +245,11 @@ def main(argv: list[str] | None = None) -> int:
             }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    if args.summary is not None:
+        small = {**report, "models": {name: {k: v for k, v in values.items() if k != "per_question"}
+                                      for name, values in report["models"].items()}}
+        args.summary.parent.mkdir(parents=True, exist_ok=True)
+        args.summary.write_text(json.dumps(small, indent=1), encoding="utf-8")
     print_table(report)
     console.print(f"wrote {args.out}")
     return 0

@@ -99,3 +99,30 @@ def test_score_and_summary_count_citations_opinions_declines_and_first_try_outpu
     assert metrics["structured_first_try"] == round(2 / 3, 4)  # the retried reflect also re-asked for valid JSON
     assert metrics["retried"] == metrics["weak"] == round(1 / 3, 4)
     assert metrics["seconds_p50"] == 20.0 and metrics["calls_mean"] == round(5 / 3, 2)
+
+
+def test_a_run_on_the_first_conversation_writes_its_metrics_and_resumes_without_asking_again(tmp_path: Path) -> None:
+    """eval/reflect.py end to end against an OpenAI-compatible stub that answers every question the same way (the
+    flow, not a model): the first conversation's 11 questions, the full report and the small summary, and a rerun
+    that takes every answer from the work folder."""
+    import json
+
+    from eval import reflect as reflect_eval
+    from tests.fake_llm import reflect_reply
+    from tests.http_stub import completion, stub_server
+
+    with stub_server(lambda body: completion(reflect_reply("I do not know.", known=False))) as (url, stub):
+        config = tmp_path / "llm.yaml"
+        config.write_text(f"llm: {{backend: openai, base_url: '{url}', model: stub, api_key: x}}\n")
+        args = ["--data", str(FIXTURES), "--out", str(tmp_path / "out.json"), "--config", str(config),
+                "--work", str(tmp_path / "work"), "--conversations", "1", "--summary", str(tmp_path / "small.json")]
+        assert reflect_eval.main(args) == 0
+        asked = len(stub.requests)
+        assert reflect_eval.main(args) == 0 and len(stub.requests) == asked == 11
+    report = json.loads((tmp_path / "out.json").read_text())
+    small = json.loads((tmp_path / "small.json").read_text())
+    assert report["conversations"] == ["reflect-alder"] and len(report["models"]["configured"]["per_question"]) == 11
+    metrics = small["models"]["configured"]["metrics"]
+    assert "per_question" not in small["models"]["configured"] and metrics == report["models"]["configured"]["metrics"]
+    assert metrics["declines_unanswerable"] == 1.0 and metrics["cites_evidence"] == 0.0
+    assert metrics["structured_first_try"] == 1.0 and metrics["calls_mean"] == 1.0
