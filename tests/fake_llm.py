@@ -12,9 +12,9 @@ from hindsight.models import LLMUsage
 Reply = str | LLMResponse | BaseException
 
 
-def reflect_reply(answer: str, *opinions: Mapping[str, Any], known: bool = True) -> str:
-    """A reflect reply as the model writes it: the answer and its opinions in one JSON object."""
-    return json.dumps({"known": known, "answer": answer, "opinions": list(opinions)})
+def reflect_reply(answer: str, *opinions: Mapping[str, Any], known: bool = True, sources: Sequence[int] = ()) -> str:
+    """A reflect reply as the model writes it: the answer, the memories it uses and its opinions in one JSON object."""
+    return json.dumps({"known": known, "sources": list(sources), "answer": answer, "opinions": list(opinions)})
 
 
 class FakeScriptedLLM(LLM):

@@ -249,3 +249,13 @@ def test_a_candidate_whose_citations_do_not_bear_on_it_is_rejected_as_unsupporte
 def test_own_word_is_the_person_speaking_of_themselves(text: str, own: bool) -> None:
     fact = _unit(text, Network.WORLD)
     assert (own_word(["Daniel Park", "Seattle"], [fact]) == [fact]) is own
+
+
+def test_stated_judgments_are_the_answers_sentences_that_judge_in_the_banks_voice() -> None:
+    from hindsight.reflect.opinion_check import stated_judgments
+
+    answer = ("Maya moved to Denver in March [1]. I believe she lives near the gym. I think the move was good for "
+              "her [2]. Honestly, I think she should stay! Maya thinks it was worth it.")
+    assert [o.opinion for o in stated_judgments(answer)] == ["I think the move was good for her.",
+                                                             "Honestly, I think she should stay!"]
+    assert stated_judgments("I do not know.") == []

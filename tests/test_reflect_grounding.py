@@ -22,8 +22,15 @@ MEMORIES = ["Maya moved to Denver in March for a job at a climbing gym.",
 TURN = MEMORIES[1].split(": ", 1)[1]
 
 
-def _reply(answer: str, known: bool = True) -> ReflectOut:
-    return ReflectOut(known=known, answer=answer)
+def _reply(answer: str, known: bool = True, sources: tuple[int, ...] = ()) -> ReflectOut:
+    return ReflectOut(known=known, answer=answer, sources=list(sources))
+
+
+def test_a_reply_cites_in_its_sources_or_in_its_text() -> None:
+    assert grounding.problem(_reply("I think the move suited her.", sources=(1, 2)), MEMORIES) is None
+    assert grounding.problem(_reply("I think so.", sources=(4,)), MEMORIES) == (
+        "out_of_range", "it cites [4], but the memories are numbered 1 to 2")
+    assert grounding.citations(_reply("Yes [2].", sources=(1, 2))) == [2, 1]
 
 
 @pytest.mark.parametrize(("answer", "known", "kind", "reason"), [
@@ -47,7 +54,7 @@ def test_a_copy_is_twelve_words_in_a_row_whatever_the_case_and_citations_between
     assert grounding.copied(" ".join(words[:12]).upper(), MEMORIES) == 2
     assert grounding.copied(" ".join(words[:11]), MEMORIES) is None
     assert grounding.copied(" ".join(words[:6]) + " [2] " + " ".join(words[6:12]), MEMORIES) == 2
-    assert grounding.citations("Yes [3], as [1] and [3] say.") == [3, 1]
+    assert grounding.inline("Yes [3], as [1] and [3] say.") == [3, 1]
 
 
 def test_the_retry_shows_the_reply_and_says_what_to_do_instead() -> None:
@@ -57,7 +64,8 @@ def test_the_retry_shows_the_reply_and_says_what_to_do_instead() -> None:
     messages = grounding.retry_messages(base, _reply("I think so."), "uncited", "it cites no memory")
     assert messages[:2] == base and messages[2].role == "assistant" and '"I think so."' in messages[2].content
     assert messages[3].content.startswith("Your answer cannot be used: it cites no memory.")
-    assert "Cite the memories your answer uses by their numbers" in messages[3].content
+    assert "List in sources the numbers of the memories your answer uses" in messages[3].content
+    assert "known to false" not in messages[3].content  # no way out of the question: cite what the answer uses
 
 
 def test_a_local_model_reads_a_quarter_of_its_context_as_evidence_and_an_endpoint_reads_the_budget() -> None:
@@ -123,6 +131,17 @@ def test_an_answer_the_memories_do_not_hold_cites_nothing_and_forms_no_opinion(
     assert not result.known and result.weak is None and not result.retried and result.opinions == []
     assert result.opinion_error and "do not answer" in result.opinion_error
     assert hs.bank("b").units(Network.OPINION) == []
+
+
+def test_an_answer_that_judges_gives_its_judgment_as_the_opinion_when_the_model_lists_none(
+    engine: tuple[Hindsight, FakeScriptedLLM]
+) -> None:
+    hs, fake = engine
+    answer = "Maya moved for a job at a climbing gym. I think the move was good for Maya, as she sleeps better."
+    fake.replies.append(reflect_reply(answer, sources=[1, 2]))
+    result = hs.bank("b").reflect("Was moving to Denver good for Maya?", query_time="2024-07-01")
+    assert [c.unit.text for c in result.opinions] == ["I think the move was good for Maya, as she sleeps better."]
+    assert set(result.opinions[0].event.evidence) <= set(result.cited) and len(result.cited) == 2
 
 
 def test_opinions_off_asks_for_none_and_stores_none(memdir: Path, minilm: Embedder) -> None:

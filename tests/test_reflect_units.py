@@ -111,7 +111,7 @@ def test_schemas_cap_the_lists_they_show_not_what_they_accept() -> None:
     limited = with_max_items(ReflectOut, "opinions", 2)
     schema = limited.model_json_schema()
     assert schema["properties"]["opinions"]["maxItems"] == 2  # a constrained decoder stops at max_opinions
-    assert list(schema["properties"]) == ["known", "answer", "opinions"]  # the answer follows from `known`
+    assert list(schema["properties"]) == ["known", "sources", "answer", "opinions"]  # the answer follows them
     assert schema["properties"]["answer"]["maxLength"] > 0
     opinion = schema["$defs"]["OpinionOut"]["properties"]
     assert all(opinion[k]["maxLength"] > 0 for k in ("opinion", "reasoning")) and opinion["sources"]["maxItems"] > 0
@@ -164,7 +164,7 @@ def test_the_reflect_prompt_asks_for_the_banks_own_cited_judgment_instead_of_a_r
     assert user.content.startswith("Today is 2024-05-01.") and "[1] Maya tried DuckDB." in user.content
     assert "first person" in rules and "I think" in rules and "never copied" in rules  # the bank speaks as itself
     assert "Do not refuse" in rules and "known: true when some memory bears on the question" in rules
-    assert "Cite each memory you use by its number" in rules
+    assert "sources: the numbers of the memories your answer uses" in rules
 
 
 def test_the_reflect_prompt_asks_for_first_person_opinions_or_for_none() -> None:
@@ -194,8 +194,9 @@ def test_reflect_max_tokens_grows_with_the_opinions_asked_for() -> None:
 
 def test_cited_ids_map_numbers_to_units_in_citation_order() -> None:
     hits = [_hit("a"), _hit("b"), _hit("c")]
-    assert cited_ids("Yes [3], as [1] and [3] say; [7] and [0] do not exist.", hits) == ["c", "a"]
-    assert cited_ids("No citations.", hits) == []
+    assert cited_ids(ReflectOut(answer="Yes [3], as [1] and [3] say; [7] and [0] do not exist."), hits) == ["c", "a"]
+    assert cited_ids(ReflectOut(answer="No citations."), hits) == []
+    assert cited_ids(ReflectOut(answer="Yes [3].", sources=[2, 3, 9]), hits) == ["c", "b"]  # the text's first
 
 
 def test_clip_keeps_whole_sentences() -> None:

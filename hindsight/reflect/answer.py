@@ -19,7 +19,7 @@ from hindsight.recall.pipeline import RecallPipeline
 from hindsight.recall.types import RecallHit
 from hindsight.reflect import grounding
 from hindsight.reflect.disposition import system_message
-from hindsight.reflect.opinion_check import check_opinions
+from hindsight.reflect.opinion_check import check_opinions, stated_judgments
 from hindsight.reflect.opinions import OpinionFormer
 from hindsight.reflect.prompts import memory_sections, reflect_messages
 from hindsight.reflect.schemas import ReflectOut, reflect_max_tokens
@@ -42,9 +42,9 @@ def evidence_budget(llm: LLM, budget: int) -> int:
     return budget if window is None else max(1, min(budget, window // EVIDENCE_SHARE))
 
 
-def cited_ids(answer: str, hits: Sequence[RecallHit]) -> list[str]:
-    """Unit ids of the numbered memories the answer cites ("[2]"), in order of first citation."""
-    return [hits[n - 1].unit.id for n in grounding.citations(answer) if 1 <= n <= len(hits)]
+def cited_ids(reply: ReflectOut, hits: Sequence[RecallHit]) -> list[str]:
+    """Unit ids of the numbered memories the reply cites (in its text, then its sources), in that order."""
+    return [hits[n - 1].unit.id for n in grounding.citations(reply) if 1 <= n <= len(hits)]
 
 
 class Reflector:
@@ -87,14 +87,14 @@ class Reflector:
                                     recalled.query_time, self.max_opinions)
         reply, usage, retried, weak = self._grounded_reply(messages, [h.context for h in hits])
         result = ReflectResult(query=recalled.query, answer=reply.answer, evidence=[h.unit for h in hits],
-                               cited=cited_ids(reply.answer, hits), known=reply.known, weak=weak, retried=retried,
+                               cited=cited_ids(reply, hits), known=reply.known, weak=weak, retried=retried,
                                model=self.llm.model_name)
         if is_refusal(reply.answer):
             result.opinion_error = "the answer is a refusal: it shows no opinion"
             log.info("reflect: the model refused to answer; no opinions are formed")
         elif not reply.known:
             result.opinion_error = "the memories do not answer the question: no opinion is formed"
-        elif reply.opinions and self.max_opinions > 0:
+        elif self.max_opinions > 0:
             self._store_opinions(bank, reply, result, recalled.query_time)
         result.usage = Usage.of(usage)
         result.seconds = round(time.perf_counter() - started, 3)
@@ -132,8 +132,13 @@ class Reflector:
         return second.value, usage, True, None if found is None else found[1]
 
     def _store_opinions(self, bank: BankHandle, reply: ReflectOut, result: ReflectResult, at: datetime) -> None:
-        """Check the reply's opinion candidates and store those that are opinions into `result`."""
-        opinions, result.rejected_opinions = check_opinions(reply.opinions, result.query, result.answer,
+        """Check the reply's opinion candidates and store those that are opinions into `result`. A reply that lists
+        none offers its answer's first-person judgments instead: a small model states its view in the answer and
+        leaves the list empty."""
+        candidates = reply.opinions or stated_judgments(reply.answer)
+        if not candidates:
+            return
+        opinions, result.rejected_opinions = check_opinions(candidates, result.query, result.answer,
                                                             result.evidence, result.cited)
         try:
             result.opinions = self.former.store_opinions(bank, opinions[: self.max_opinions], result.evidence, at)

@@ -1,7 +1,7 @@
 """Whether a reflect answer is grounded in the memories it was handed, and what to tell the model when it is not.
 
-An answer is grounded when it cites, by number, memories it was handed, and says in its own words what they hold.
-It is not when it:
+An answer is grounded when it cites, by number, memories it was handed (in the reply's `sources`, or inline as
+"[2]"), and says in its own words what they hold. It is not when it:
 - refuses to answer;
 - cites no memory while it says the memories answer the question (`known`);
 - cites a number that names no memory;
@@ -27,8 +27,7 @@ _WORD = re.compile(r"\w+")
 _FIX = {
     "refuses": "Do not refuse: answer from the memories as yourself. If none of them bears on the question, set known "
                "to false and say what is missing.",
-    "uncited": "Cite the memories your answer uses by their numbers, like [1] or [2][3]. If none of them bears on "
-               "the question, set known to false and say that you do not know.",
+    "uncited": "List in sources the numbers of the memories your answer uses, like [1, 3], and keep the answer.",
     "out_of_range": "Cite only the numbers of the memories above.",
     "unknown_cites": "If a memory bears on the question, set known to true and cite it; if none does, set known to "
                      "false, cite nothing and say what is missing.",
@@ -37,9 +36,14 @@ _FIX = {
 }
 
 
-def citations(answer: str) -> list[int]:
-    """The memory numbers an answer cites ("[2]"), in order of first citation."""
+def inline(answer: str) -> list[int]:
+    """The memory numbers an answer's text cites ("[2]"), in order of first citation."""
     return list(dict.fromkeys(int(m) for m in _CITATION.findall(answer)))
+
+
+def citations(reply: ReflectOut) -> list[int]:
+    """The memory numbers a reply cites: those in its text first, then its `sources`."""
+    return list(dict.fromkeys([*inline(reply.answer), *reply.sources]))
 
 
 def _runs(text: str) -> set[tuple[str, ...]]:
@@ -62,7 +66,7 @@ def problem(reply: ReflectOut, memories: Sequence[str]) -> tuple[str, str] | Non
     shown, in their numbers' order."""
     if is_refusal(reply.answer):
         return "refuses", "it refuses to answer"
-    cited = citations(reply.answer)
+    cited = citations(reply)
     outside = [n for n in cited if not 1 <= n <= len(memories)]
     if outside:
         return "out_of_range", f"it cites [{outside[0]}], but the memories are numbered 1 to {len(memories)}"

@@ -176,6 +176,17 @@ def voiced(text: str, answer: str) -> str | None:
     return None
 
 
+def stated_judgments(answer: str) -> list[OpinionOut]:
+    """The answer's sentences that open with the bank's stance ("I think ...") and judge (judgment.py), as
+    candidates that rest on what the answer cites; citations are left out."""
+    found = []
+    for sentence in split_sentences(_CITATIONS.sub("", _plain(answer))):
+        said = " ".join(w.lower() for w in _WORD.findall(sentence))
+        if _STANCE_OPENING.match(said) and is_judgment(sentence):
+            found.append(OpinionOut(opinion=" ".join(sentence.split())))
+    return found
+
+
 def cited_evidence(
     candidate: OpinionOut, evidence: Sequence[MemoryUnit], answer_cited: Sequence[str]
 ) -> list[MemoryUnit]:

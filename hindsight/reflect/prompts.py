@@ -17,10 +17,10 @@ from hindsight.recall.types import RecallHit
 REFLECT_RULES = """\
 Answer the question from your memories below, as yourself. Each memory has a number in brackets.
 - known: true when some memory bears on the question, false when none does.
+- sources: the numbers of the memories your answer uses, like [1, 3]. Empty when known is false.
 - answer: in your own words, in the first person ("I remember ...", "I think ..."), never in the voice of a person
-  in the memories and never copied from them. Cite each memory you use by its number, like [1] or [2][3]. Take facts
-  only from the memories; do not invent any. When known is false, say that you do not know and what is missing, and
-  cite nothing.
+  in the memories and never copied from them. Take facts only from the memories; do not invent any. When known is
+  false, say that you do not know and what is missing.
 - When the question asks for a judgment, an opinion or advice, give your own judgment ("I think ..."): weigh what
   the memories show, say what you conclude and why. Do not refuse because the memories do not settle the question.
 - The memories are in sections: facts about the world and other people; your own experience, what you yourself
@@ -28,7 +28,8 @@ Answer the question from your memories below, as yourself. Each memory has a num
   apart from what others did, and a fact apart from an opinion.
 - Be brief: a few sentences.
 {opinion_rules}
-Reply with JSON only, in this form: {{"known": true, "answer": "I think ... [1]", "opinions": [{example}]}}"""
+Reply with JSON only, in this form:
+{{"known": true, "sources": [1], "answer": "I think ...", "opinions": [{example}]}}"""
 
 OPINION_RULES = """\
 - opinions: the judgments your answer shows, at most {max_opinions}: what is good or bad, wise or worth it, what

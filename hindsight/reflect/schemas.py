@@ -35,6 +35,7 @@ ANSWER_CHARS = 700
 OPINION_CHARS = 200
 REASONING_CHARS = 160
 MAX_OPINION_SOURCES = 5
+MAX_ANSWER_SOURCES = 8
 # Characters of a reply outside its strings: keys, quotes, brackets, numbers and the whitespace between them.
 _REPLY_FRAME_CHARS = 160
 _OPINION_FRAME_CHARS = 200
@@ -45,7 +46,7 @@ def reflect_max_tokens(max_opinions: int) -> int:
     strings (an escaped character is two, a rare letter may be two tokens) and one per character of the rest. A local
     model's reply is also bounded by the context window its prompt leaves."""
     opinion = 2 * (OPINION_CHARS + REASONING_CHARS) + _OPINION_FRAME_CHARS
-    return _REPLY_FRAME_CHARS + 2 * ANSWER_CHARS + max(0, max_opinions) * opinion
+    return _REPLY_FRAME_CHARS + 6 * MAX_ANSWER_SOURCES + 2 * ANSWER_CHARS + max(0, max_opinions) * opinion
 
 
 class OpinionOut(LenientOutput):
@@ -75,10 +76,14 @@ class OpinionOut(LenientOutput):
 
 
 class ReflectOut(LenientOutput):
-    """One reflect reply: whether the memories answer the question, the answer in the bank's voice citing them by
-    number, and the opinions it shows. `known` comes first, so that the answer follows from it."""
+    """One reflect reply: whether the memories answer the question, the numbers of the memories the answer uses, the
+    answer in the bank's voice, and the opinions it shows. `known` and `sources` come first, so that the answer
+    follows from the memories chosen (small models rarely cite inline, "[2]", though they may)."""
 
     known: bool = Field(True, validation_alias=AliasChoices("known", "answerable", "knows"))
+    sources: list[int] = Field(default_factory=list,
+                               validation_alias=AliasChoices("sources", "citations", "memories", "cited"),
+                               json_schema_extra={"maxItems": MAX_ANSWER_SOURCES})
     answer: str = Field(min_length=1, validation_alias=AliasChoices("answer", "response", "text"),
                         json_schema_extra={"maxLength": ANSWER_CHARS})
     opinions: list[OpinionOut] = Field(default_factory=list)
@@ -87,6 +92,11 @@ class ReflectOut(LenientOutput):
     @classmethod
     def _known(cls, value: Any) -> Any:
         return True if value is None else value
+
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _answer_sources(cls, value: Any) -> Any:
+        return numbers(value)
 
     @field_validator("answer")
     @classmethod
