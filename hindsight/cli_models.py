@@ -19,10 +19,10 @@ def _cmd_install(args: argparse.Namespace) -> None:
 
 
 def _cmd_list(args: argparse.Namespace) -> None:
-    table = Table("name", "installed", "description", "path", title=f"models in {models_dir()}")
+    table = Table("name", "installed", "description", "good for", "path", title=f"models in {models_dir()}")
     for name, model in KNOWN_MODELS.items():
         found = installed_model(name)
-        table.add_row(name, "yes" if found else "no", model.description, str(found.path) if found else "")
+        table.add_row(name, "yes" if found else "no", model.description, model.use, str(found.path) if found else "")
     console.print(table)
 
 

