@@ -14,7 +14,7 @@ kind of question, so `--conversations N` (the first N by file name) is a shorter
 
 Per model:
 - cites_evidence: judgment and two_memories answers that cite a memory holding one of the question's evidence turns;
-- copies_turn: answers holding a run of COPY_WORDS words or more of one turn of the conversation;
+- copies_turn: answers holding a run of 12 words of one turn of the conversation (hindsight/reflect/grounding.py);
 - judgment_opinion: judgment questions that formed at least one opinion;
 - restated_facts: opinion candidates that the opinion check (hindsight/reflect/opinion_check.py) rejects as a
   restated fact (a factual claim, or a copy of the evidence), over all candidates; the stored opinions are in the
@@ -51,10 +51,9 @@ from eval.hindsight_system import system_config
 from eval.reflect_data import KINDS, ReflectConversation, ReflectQuestion, fixture_problems, load_conversations
 from eval.runner import code_version, config_overrides, console
 from hindsight import Bank, BankProfile, Hindsight, HindsightConfig, Message
+from hindsight.reflect.grounding import copied
 from hindsight.reflect.types import ReflectResult, RejectReason
 
-COPY_WORDS = 12
-_WORD = re.compile(r"\w+")
 # How an answer says that the memory does not hold what was asked.
 _DECLINES = re.compile(
     r"\b(?:(?:do|does|did)(?: not|n't)|can(?:not|'t)|could(?:n't| not))\s+(?:know|remember|recall|say|tell|find|"
@@ -65,15 +64,9 @@ _DECLINES = re.compile(
 _RESTATED = {RejectReason.FACTUAL_CLAIM.value, RejectReason.COPIES_EVIDENCE.value}
 
 
-def _runs(text: str) -> set[tuple[str, ...]]:
-    words = _WORD.findall(text.lower())
-    return {tuple(words[i:i + COPY_WORDS]) for i in range(len(words) - COPY_WORDS + 1)}
-
-
 def copies_turn(answer: str, turns: Sequence[str]) -> bool:
-    """Whether the answer holds a run of COPY_WORDS words of one of the turns."""
-    runs = _runs(answer)
-    return bool(runs) and any(runs & _runs(t) for t in turns)
+    """Whether the answer holds a run of 12 words of one of the turns, by the grounding check's own test."""
+    return copied(answer, turns) is not None
 
 
 def declines(answer: str) -> bool:

