@@ -14,7 +14,7 @@ from hindsight.llm.usage import MeteredLLM, UsageCounters
 from hindsight.models import Network
 from hindsight.reflect import grounding
 from hindsight.reflect.answer import evidence_budget
-from hindsight.reflect.schemas import ReflectOut
+from hindsight.reflect.schemas import AssessmentOut, OpinionOut, ReflectOut
 from tests.fake_llm import FakeScriptedLLM, reflect_reply
 
 MEMORIES = ["Maya moved to Denver in March for a job at a climbing gym.",
@@ -168,6 +168,7 @@ def test_max_tokens_holds_the_largest_reply_the_schema_allows_in_the_local_model
 
     from hindsight.reflect.schemas import (
         ANSWER_CHARS,
+        MAX_ANSWER_SOURCES,
         MAX_OPINION_SOURCES,
         OPINION_CHARS,
         REASONING_CHARS,
@@ -182,8 +183,27 @@ def test_max_tokens_holds_the_largest_reply_the_schema_allows_in_the_local_model
 
     vocab = Llama(str(qwen_decoding), vocab_only=True, verbose=False)
     for opinions in (0, 3, 10):
-        reply = {"known": False, "answer": text(ANSWER_CHARS),
+        reply = {"known": True, "sources": list(range(1000, 1000 + MAX_ANSWER_SOURCES)), "answer": text(ANSWER_CHARS),
                  "opinions": [{"opinion": text(OPINION_CHARS), "sources": list(range(1000, 1000 + MAX_OPINION_SOURCES)),
                                "reasoning": text(REASONING_CHARS)} for _ in range(opinions)]}
         tokens = len(vocab.tokenize(json.dumps(reply, indent=1, ensure_ascii=False).encode(), add_bos=False))
         assert tokens <= reflect_max_tokens(opinions), (opinions, tokens, reflect_max_tokens(opinions))
+
+
+@pytest.mark.parametrize(("schema", "order"), [
+    (ReflectOut, ["known", "sources", "answer", "opinions"]),
+    (OpinionOut, ["opinion", "sources", "reasoning"]),
+    (AssessmentOut, ["reason", "answer", "revised-opinion"]),
+])
+def test_the_local_grammar_writes_every_field_in_the_order_the_schema_declares(schema: type, order: list[str]) -> None:
+    """llama.cpp's grammar writes a schema's required fields first and lets the model skip the others: every field
+    is required, so a reply lists its sources before its answer and cannot end without them."""
+    import json
+    import re
+
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    grammar = json_schema_to_gbnf(json.dumps(schema.model_json_schema()))
+    root = next(line for line in grammar.splitlines() if line.startswith("root ::="))
+    assert "?" not in root, root
+    assert re.findall(r"([\w-]+)-kv", root) == order

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, ConfigDict, Field, field_validator
 
 from hindsight.llm.schema import LenientOutput, numbers
 from hindsight.reflect.types import Assessment
@@ -27,6 +27,13 @@ _ANSWER_ALIASES = {
 # A revised opinion (reinforcement) and an assessment's reason: bounded so that a small model looping in one still
 # closes the JSON under constrained decoding.
 _OPINION_SCHEMA: dict[str, Any] = {"maxLength": 300}
+
+
+def _in_order(*fields: str) -> ConfigDict:
+    """Model config whose schema requires `fields`, in this order: llama.cpp's grammar writes the required fields
+    first and lets the model skip the others, so without it a reply could open with its answer and end before its
+    sources."""
+    return LenientOutput.model_config | {"json_schema_extra": {"required": list(fields)}}
 MAX_OBSERVATION_SOURCES = 30
 
 # The bounds of a reflect reply: with constrained decoding a model that loops in a string is stopped by its maxLength,
@@ -54,6 +61,8 @@ class OpinionOut(LenientOutput):
     engine derives it from the cited memories (hindsight/reflect/opinions.py); no entities: they are the evidence's
     entities the opinion names."""
 
+    model_config = _in_order("opinion", "sources", "reasoning")
+
     opinion: str = Field(min_length=3, validation_alias=AliasChoices("opinion", "text", "statement"),
                          json_schema_extra={"maxLength": OPINION_CHARS})
     # Before the reasoning: a small model that fills the reasoning up to its length bound then closes the object
@@ -79,6 +88,8 @@ class ReflectOut(LenientOutput):
     """One reflect reply: whether the memories answer the question, the numbers of the memories the answer uses, the
     answer in the bank's voice, and the opinions it shows. `known` and `sources` come first, so that the answer
     follows from the memories chosen (small models rarely cite inline, "[2]", though they may)."""
+
+    model_config = _in_order("known", "sources", "answer", "opinions")
 
     known: bool = Field(True, validation_alias=AliasChoices("known", "answerable", "knows"))
     sources: list[int] = Field(default_factory=list,
@@ -110,6 +121,8 @@ class AssessmentOut(LenientOutput):
     """How new facts bear on one opinion; facts that show it wrong may come with the opinion rewritten. The reason
     comes first, so that the model's answer follows from it."""
 
+    model_config = _in_order("reason", "answer", "revised_opinion")
+
     # Bounded for constrained decoding: a small model that loops in its reason still reaches its answer.
     reason: str = Field("", json_schema_extra={"maxLength": 200})
     answer: Assessment = Field(validation_alias=AliasChoices("answer", "verdict"))
@@ -136,6 +149,8 @@ class AssessmentOut(LenientOutput):
 
 
 class ObservationOut(LenientOutput):
+    model_config = _in_order("text", "sources")
+
     text: str = Field(min_length=3, validation_alias=AliasChoices("text", "observation"))
     sources: list[int] = Field(default_factory=list, validation_alias=AliasChoices("sources", "facts", "source"),
                                json_schema_extra={"maxItems": MAX_OBSERVATION_SOURCES})
