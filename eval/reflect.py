@@ -86,6 +86,11 @@ def retain_conversation(hs: Hindsight, conv: ReflectConversation) -> Bank:
     return bank
 
 
+def model_label(model: str | None) -> str:
+    """A model's name in the report and its folder in the work dir: a local model's name, a GGUF file's stem."""
+    return "configured" if model is None else Path(model).stem if model.endswith(".gguf") else model
+
+
 def model_config(overrides: dict[str, Any] | None, model: str | None, threads: int) -> HindsightConfig:
     """The benchmark config (offline extractor, no background reasoning) with the LLM that reflects: the local
     `model`, or the configured one."""
@@ -200,8 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True, help="a reflect fixture, or a folder of them")
     parser.add_argument("--out", type=Path, required=True, help="result JSON")
-    parser.add_argument("--model", action="append", default=None, help="a local model (repeat); default: the "
-                        "configured LLM")
+    parser.add_argument("--model", action="append", default=None,
+                        help="a local model or a GGUF file (repeat); default: the configured LLM")
     parser.add_argument("--config", default=None, help="YAML config sections, or preset:NAME")
     parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads of a local model")
     parser.add_argument("--work", type=Path, default=None, help="banks and answers, kept to resume (default: a "
@@ -222,14 +227,14 @@ def main(argv: list[str] | None = None) -> int:
         base, marker = work / "retained" / "memory", work / "retained" / version
         names = "\n".join(c.name for c in convs)
         if not marker.exists() or marker.read_text(encoding="utf-8") != names:
-            for stale in ("retained", *(m or "configured" for m in args.model or [None])):
+            for stale in ("retained", *(model_label(m) for m in args.model or [None])):
                 shutil.rmtree(work / stale, ignore_errors=True)  # a model's rows hold to the banks they started from
             with Hindsight(base, system_config("hindsight", "nlp", overrides)) as hs:
                 for conv in convs:
                     retain_conversation(hs, conv)
             marker.write_text(names, encoding="utf-8")
         for model in args.model or [None]:
-            name = model or "configured"
+            name = model_label(model)
             config = model_config(overrides, model, args.threads)
             rows = run_model(name, config, convs, base, work / name, version)
             report["models"][name] = {

@@ -87,14 +87,16 @@ class OpinionOut(LenientOutput):
 class ReflectOut(LenientOutput):
     """One reflect reply: whether the memories answer the question, the numbers of the memories the answer uses, the
     answer in the bank's voice, and the opinions it shows. `known` and `sources` come first, so that the answer
-    follows from the memories chosen (small models rarely cite inline, "[2]", though they may)."""
+    follows from the memories chosen (small models rarely cite inline, "[2]", though they may). The schema asks for
+    at least one source (a constrained decoder cannot leave them out); a reply without any is still read, and the
+    grounding check asks for them."""
 
     model_config = _in_order("known", "sources", "answer", "opinions")
 
     known: bool = Field(True, validation_alias=AliasChoices("known", "answerable", "knows"))
     sources: list[int] = Field(default_factory=list,
                                validation_alias=AliasChoices("sources", "citations", "memories", "cited"),
-                               json_schema_extra={"maxItems": MAX_ANSWER_SOURCES})
+                               json_schema_extra={"minItems": 1, "maxItems": MAX_ANSWER_SOURCES})
     answer: str = Field(min_length=1, validation_alias=AliasChoices("answer", "response", "text"),
                         json_schema_extra={"maxLength": ANSWER_CHARS})
     opinions: list[OpinionOut] = Field(default_factory=list)
