@@ -1,5 +1,7 @@
 """What constrained decoding costs a local model: seconds per completion token of a reflect-sized prompt, decoded
-under the reflect reply's grammar (with and without its length bounds), under plain JSON's, and free.
+under the reflect reply's grammar (with and without its length bounds), under plain JSON's, and free; and the
+seconds it takes to read the prompt; the memory the loaded model holds (the process's resident memory after the
+runs, before them).
 
     python bench/grammar_cost.py [--model qwen-0.5b] [--threads 2] [--max-tokens 200] [--json OUT]
 
@@ -30,6 +32,7 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
+from bench.recall_latency import rss_mb
 from hindsight.demo import REFLECT_QUESTION
 from hindsight.llm.base import ChatMessage, LLMResponse
 from hindsight.llm.llamacpp_backend import LlamaCppLLM
@@ -89,8 +92,14 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=200)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
+    before = rss_mb()["rss"]
     llm = LlamaCppLLM(resolve_model_path(args.model), n_threads=args.threads)
     messages = reflect_prompt()
+    llm.complete([ChatMessage("user", "Hi.")], max_tokens=1)  # loads the weights
+    started = time.perf_counter()
+    prompt_tokens = llm.complete(messages, max_tokens=1).usage.prompt_tokens
+    prefill = {"prompt_tokens": prompt_tokens, "prefill_seconds": round(time.perf_counter() - started, 2)}
+    console.print(prefill)
     rows = []
     for mode in MODES:
         reply, seconds = decode(llm, messages, mode, args.max_tokens)
@@ -103,10 +112,12 @@ def main() -> int:
         table.add_row(r["mode"], str(r["prompt_tokens"]), str(r["completion_tokens"]), str(r["seconds"]),
                       str(r["ms_per_token"]))
     console.print(table)
+    memory = {"rss_before_mb": round(before), "rss_after_mb": round(rss_mb()["rss"])}
+    console.print(memory)
     if args.json:
         out = {"model": args.model, "threads": args.threads, "max_tokens": args.max_tokens,
                "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load": os.getloadavg()},
-               "rows": rows}
+               "prefill": prefill, "rows": rows, **memory}
         args.json.write_text(json.dumps(out, indent=1) + "\n")
     return 0
 

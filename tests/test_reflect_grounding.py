@@ -39,7 +39,8 @@ def test_a_reply_cites_in_its_sources_or_in_its_text() -> None:
     ("I think the move suited her.", True, "uncited", "it cites no memory"),
     ("I'm sorry, I can't help with that.", True, "refuses", "it refuses to answer"),
     ("I think the move suited her [3].", True, "out_of_range", "it cites [3], but the memories are numbered 1 to 2"),
-    ("I do not know where Tom lives; I only remember that he visited [1].", False, None, None),
+    ("I do not know [1].", False, "unknown_cites", "it says the memories do not answer the question, yet cites "
+                                                   "memories"),
     (f"{TURN} [2]", True, "copies", "it copies memory [2] word for word"),
 ])
 def test_a_problem_names_what_makes_an_answer_ungrounded(answer: str, known: bool, kind: str | None,

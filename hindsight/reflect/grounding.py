@@ -1,11 +1,11 @@
 """Whether a reflect answer is grounded in the memories it was handed, and what to tell the model when it is not.
 
 An answer is grounded when it cites, by number, memories it was handed (in the reply's `sources`, or inline as
-"[2]"), and says in its own words what they hold. An answer that the memories do not hold (`known` false) may cite
-the memories nearest the question: they show what is known instead. It is not when it:
+"[2]"), and says in its own words what they hold. It is not when it:
 - refuses to answer;
 - cites no memory while it says the memories answer the question (`known`);
 - cites a number that names no memory;
+- cites memories while it says that none of them answers the question;
 - holds a run of COPY_WORDS words of one memory: a small model hands back a person's own turn, in their voice, as
   its answer.
 Reflect asks once more with the problem and what to do instead (`retry_messages`); an answer that still fails is
@@ -29,6 +29,8 @@ _FIX = {
                "to false and say what is missing.",
     "uncited": "List in sources the numbers of the memories your answer uses, like [1, 3], and keep the answer.",
     "out_of_range": "Cite only the numbers of the memories above.",
+    "unknown_cites": "If a memory bears on the question, set known to true and cite it; if none does, set known to "
+                     "false, cite nothing and say what is missing.",
     "copies": "Write the answer in your own words, as yourself, and cite the memory by its number instead of copying "
               "it.",
 }
@@ -70,6 +72,8 @@ def problem(reply: ReflectOut, memories: Sequence[str]) -> tuple[str, str] | Non
         return "out_of_range", f"it cites [{outside[0]}], but the memories are numbered 1 to {len(memories)}"
     if reply.known and not cited:
         return "uncited", "it cites no memory"
+    if not reply.known and cited:
+        return "unknown_cites", "it says the memories do not answer the question, yet cites memories"
     number = copied(reply.answer, memories)
     if number is not None:
         return "copies", f"it copies memory [{number}] word for word"

@@ -17,8 +17,7 @@ from hindsight.recall.types import RecallHit
 REFLECT_RULES = """\
 Answer the question from your memories below, as yourself. Each memory has a number in brackets.
 - known: true when some memory bears on the question, false when none does.
-- sources: the numbers of the memories your answer uses, like [1, 3]. When known is false, the memories nearest to
-  the question.
+- sources: the numbers of the memories your answer uses, like [1, 3]. Empty when known is false.
 - answer: in your own words, in the first person ("I remember ...", "I think ..."), never in the voice of a person
   in the memories and never copied from them. Take facts only from the memories; do not invent any. When known is
   false, say that you do not know and what is missing.

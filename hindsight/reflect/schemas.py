@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AliasChoices, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, Field, field_validator
 
 from hindsight.llm.schema import LenientOutput, numbers
 from hindsight.reflect.types import Assessment
@@ -29,7 +29,7 @@ _ANSWER_ALIASES = {
 _OPINION_SCHEMA: dict[str, Any] = {"maxLength": 300}
 
 
-def _in_order(*fields: str) -> ConfigDict:
+def _in_order(*fields: str) -> dict[str, Any]:
     """Model config whose schema requires `fields`, in this order: llama.cpp's grammar writes the required fields
     first and lets the model skip the others, so without it a reply could open with its answer and end before its
     sources."""
@@ -87,16 +87,14 @@ class OpinionOut(LenientOutput):
 class ReflectOut(LenientOutput):
     """One reflect reply: whether the memories answer the question, the numbers of the memories the answer uses, the
     answer in the bank's voice, and the opinions it shows. `known` and `sources` come first, so that the answer
-    follows from the memories chosen (small models rarely cite inline, "[2]", though they may). The schema asks for
-    at least one source (a constrained decoder cannot leave them out); a reply without any is still read, and the
-    grounding check asks for them."""
+    follows from the memories chosen (small models rarely cite inline, "[2]", though they may)."""
 
     model_config = _in_order("known", "sources", "answer", "opinions")
 
     known: bool = Field(True, validation_alias=AliasChoices("known", "answerable", "knows"))
     sources: list[int] = Field(default_factory=list,
                                validation_alias=AliasChoices("sources", "citations", "memories", "cited"),
-                               json_schema_extra={"minItems": 1, "maxItems": MAX_ANSWER_SOURCES})
+                               json_schema_extra={"maxItems": MAX_ANSWER_SOURCES})
     answer: str = Field(min_length=1, validation_alias=AliasChoices("answer", "response", "text"),
                         json_schema_extra={"maxLength": ANSWER_CHARS})
     opinions: list[OpinionOut] = Field(default_factory=list)
