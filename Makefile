@@ -4,8 +4,9 @@
 setup:
 	bash scripts/setup.sh
 
-# Everything: the local-LLM runtime (llama-cpp-python, built from source), qwen-0.5b and the tools of the tests
-# and benchmarks: about 5 minutes on 2 cores. The demo reflects once this is installed.
+# Everything: the local-LLM runtime (llama-cpp-python, built from source), qwen-1.5b (the local model that reflects
+# best, docs/DECISIONS.md) and the tools of the tests and benchmarks: about 8 minutes on 2 cores. The demo reflects
+# once this is installed.
 local:
 	bash scripts/setup.sh full
 
@@ -13,8 +14,6 @@ demo: setup
 	HF_HUB_OFFLINE=1 .venv/bin/python -m hindsight.demo
 
 test: local
-	# The reinforcement-direction test needs qwen-1.5b (the 0.5B model's verdicts do not follow the facts).
-	.venv/bin/hindsight models install qwen-1.5b
 	HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q --durations=25
 
 lint: local

@@ -44,7 +44,7 @@ PROFILE = BankProfile(name="Ava", background="I am Maya's personal assistant. I 
                       disposition=Disposition(skepticism=3, literalism=2, empathy=4, bias=0.3))
 NO_LLM = ("reflect skipped: no LLM found. A local model needs llama-cpp-python, which builds from source (about 5 "
           "minutes on 2 cores): `make local` in a clone of hindsight does it all; elsewhere `pip install "
-          "'hindsight-memory[local]'`, then `hindsight models install qwen-0.5b`. Or set HINDSIGHT_LLM_BASE_URL to an "
+          "'hindsight-memory[local]'`, then `hindsight models install qwen-1.5b`. Or set HINDSIGHT_LLM_BASE_URL to an "
           "OpenAI-compatible endpoint. Then run the demo again.")
 # The background reasoning after retain (observations, reinforcement) waits for process_pending: the demo's
 # LLM calls are the reflect below, and their number does not depend on how fast retain runs.

@@ -84,7 +84,7 @@ def test_demo_without_an_llm_recalls_and_says_how_to_get_one(
     assert out.count("hits, ") == len(demo.QUESTIONS) and "found by" in out and "semantic #1" in out
     assert "Denver" in out
     [line] = [x for x in out.splitlines() if "reflect skipped" in x]  # one line, however narrow the console
-    assert "hindsight models install qwen-0.5b" in line and "make local" in line
+    assert "hindsight models install qwen-1.5b" in line and "make local" in line
     assert "pip install 'hindsight-memory[local]'" in line  # printed as written, not read as console markup
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,13 @@ def test_auto_uses_an_installed_local_model(tmp_path: Path) -> None:
     assert isinstance(llm, LlamaCppLLM) and llm.model_path == path and llm.n_threads == 2
 
 
+def test_a_local_model_uses_every_core_the_process_may_use_unless_told(tmp_path: Path) -> None:
+    _install_marker(tmp_path)
+    llm = make_llm(LLMConfig(), {}, cache_dir=tmp_path)
+    assert isinstance(llm, LlamaCppLLM) and llm.n_threads == len(os.sched_getaffinity(0))
+    assert make_llm(LLMConfig(n_threads=1), {}, cache_dir=tmp_path).n_threads == 1  # type: ignore[union-attr]
+
+
 def test_bad_backend_in_environment_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="HINDSIGHT_LLM_BACKEND"):
         resolve_settings(LLMConfig(), {"HINDSIGHT_LLM_BACKEND": "gpt"})
@@ -95,7 +103,7 @@ def test_make_llm_builds_the_openai_backend_from_config() -> None:
 
 
 def test_explicit_backends_that_cannot_run_say_how_to_fix_it(tmp_path: Path) -> None:
-    with pytest.raises(LLMNotConfiguredError, match=r"hindsight models install qwen-0\.5b"):
+    with pytest.raises(LLMNotConfiguredError, match=r"hindsight models install qwen-1\.5b"):
         make_llm(LLMConfig(backend="llamacpp"), {}, cache_dir=tmp_path)
     with pytest.raises(LLMNotConfiguredError, match=r"`hindsight models install qwen-1\.5b`"):
         make_llm(LLMConfig(backend="llamacpp", model="qwen-1.5b"), {}, cache_dir=tmp_path)
@@ -111,7 +119,7 @@ def test_engine_without_an_llm_retains_and_recalls(tmp_path: Path, minilm: Embed
         bank = hs.bank("b")
         bank.retain([Message(speaker="Ana", content="I adopted a cat named Miso.", timestamp="2024-01-02")])
         assert "Miso" in bank.recall("cat").hits[0].unit.text
-        with pytest.raises(LLMNotConfiguredError, match=r"reflect needs an LLM.*hindsight models install qwen-0.5b"):
+        with pytest.raises(LLMNotConfiguredError, match=r"reflect needs an LLM.*hindsight models install qwen-1.5b"):
             hs.require_llm("reflect")
         assert bank.llm_usage() == LLMUsage()
 

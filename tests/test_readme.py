@@ -44,7 +44,7 @@ def test_the_python_blocks_run_as_written(tmp_path: Path) -> None:
     from hindsight.llm.local_models import installed_models
 
     if not installed_models():
-        pytest.skip("no local model: run `hindsight models install qwen-0.5b` (make test does)")
+        pytest.skip("no local model: run `hindsight models install qwen-1.5b` (make test does)")
     blocks = python_blocks(embedded_part())
     assert len(blocks) >= 3
     script = tmp_path / "readme.py"

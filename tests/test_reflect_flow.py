@@ -59,7 +59,7 @@ def _reflect_once(hs: Hindsight, fake: FakeScriptedLLM, opinion: dict[str, objec
 def test_reflect_without_llm_says_how_to_get_one(hs: Hindsight) -> None:
     bank = hs.bank("b")
     bank.retain("Alice works at Google.", timestamp="2024-05-01")
-    with pytest.raises(LLMNotConfiguredError, match=r"models install qwen-0\.5b"):
+    with pytest.raises(LLMNotConfiguredError, match=r"models install qwen-1\.5b"):
         bank.reflect("Where does Alice work?")
     with pytest.raises(LLMNotConfiguredError):
         bank.process_pending()

@@ -60,7 +60,7 @@ class LLMConfig(Section):
     backoff_max_s: float = Field(30.0, ge=0)
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int = Field(1024, ge=1, description="completion cap when the caller gives none")
-    n_threads: int = Field(1, ge=1, description="llamacpp threads; 1 suits shared cores")
+    n_threads: int | None = Field(None, ge=1, description="llamacpp threads; default: every core the process may use")
     n_ctx: int = Field(4096, ge=256, description="llamacpp context window")
     seed: int = Field(0, description="llamacpp sampling seed")
 

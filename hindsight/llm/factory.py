@@ -24,7 +24,7 @@ ENV_MODEL = "HINDSIGHT_LLM_MODEL"
 LOCAL_PREFERENCE = ("qwen-1.5b", "qwen-0.5b")
 
 HOW_TO_GET_AN_LLM = (
-    "install a local model with `hindsight models install qwen-0.5b` (or qwen-1.5b), or point llm.base_url "
+    "install a local model with `hindsight models install qwen-1.5b` (or qwen-0.5b), or point llm.base_url "
     f"(or {ENV_BASE_URL}) at an OpenAI-compatible endpoint"
 )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -19,6 +20,12 @@ from hindsight.models import LLMUsage
 logger = logging.getLogger(__name__)
 
 
+def usable_cores() -> int:
+    """The cores this process may run on: a call the user waits for uses them all (a reflect on two cores takes about
+    half the time it takes on one; docs/DECISIONS.md)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 class LlamaCppLLM(LLM):
     """A local GGUF model. Weights load on the first call; calls are serialized (a llama context is not
     thread-safe). A call is bounded by max_tokens, not by time: the library cannot stop a chat completion."""
@@ -29,14 +36,14 @@ class LlamaCppLLM(LLM):
         self,
         model_path: str | Path,
         *,
-        n_threads: int = 1,
+        n_threads: int | None = None,
         n_ctx: int = 4096,
         seed: int = 0,
         temperature: float = 0.0,
         max_tokens: int = 1024,
     ) -> None:
         self.model_path = Path(model_path)
-        self.n_threads = n_threads
+        self.n_threads = n_threads or usable_cores()
         self.n_ctx = n_ctx
         self.seed = seed
         self.temperature = temperature

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, ConfigDict, Field, field_validator
 
 from hindsight.llm.schema import LenientOutput, numbers
 from hindsight.reflect.types import Assessment
@@ -29,7 +29,7 @@ _ANSWER_ALIASES = {
 _OPINION_SCHEMA: dict[str, Any] = {"maxLength": 300}
 
 
-def _in_order(*fields: str) -> dict[str, Any]:
+def _in_order(*fields: str) -> ConfigDict:
     """Model config whose schema requires `fields`, in this order: llama.cpp's grammar writes the required fields
     first and lets the model skip the others, so without it a reply could open with its answer and end before its
     sources."""
