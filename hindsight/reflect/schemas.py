@@ -118,14 +118,14 @@ class ReflectOut(LenientOutput):
 
 
 class AssessmentOut(LenientOutput):
-    """How new facts bear on one opinion; facts that show it wrong may come with the opinion rewritten. The reason
-    comes first, so that the model's answer follows from it."""
+    """How new facts bear on one opinion, and why; facts that show it wrong may come with the opinion rewritten. The
+    verdict comes first: the order its figures were measured in (docs/DECISIONS.md, "The reinforcement question")."""
 
-    model_config = _in_order("reason", "answer", "revised_opinion")
+    model_config = _in_order("answer", "reason", "revised_opinion")
 
-    # Bounded for constrained decoding: a small model that loops in its reason still reaches its answer.
-    reason: str = Field("", json_schema_extra={"maxLength": 200})
     answer: Assessment = Field(validation_alias=AliasChoices("answer", "verdict"))
+    # Bounded for constrained decoding: a small model that loops in its reason still closes its JSON.
+    reason: str = Field("", json_schema_extra={"maxLength": 200})
     revised_opinion: str | None = Field(None, validation_alias=AliasChoices("revised_opinion", "revised", "revision"),
                                         json_schema_extra=_OPINION_SCHEMA)
 
